@@ -1,0 +1,89 @@
+"""Command line: parse, call the pipeline, print, map errors to exit codes.  No logic here."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import EXIT_USAGE, PerfbenchError
+
+
+class _Group(click.Group):
+    """Turns perfbench's own errors into one line on stderr and their exit code."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except PerfbenchError as exc:
+            click.echo(f"perfbench: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=_Group)
+@click.version_option(__version__, prog_name="perfbench")
+def main() -> None:
+    """perfbench: is this kernel faster than that one, and is it right?"""
+
+
+def write_json(doc: dict, out: Path | None, to_stdout: bool) -> None:
+    """Write atomically (temp file + rename) so a failed run never leaves half a file."""
+    text = json.dumps(doc, indent=2, sort_keys=True)
+    if out is not None:
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text + "\n")
+        tmp.replace(out)
+    if to_stdout:
+        click.echo(text)
+
+
+def _progress(quiet: bool):
+    if quiet:
+        return None
+
+    def show(n, summary):
+        if summary is not None:
+            click.echo(f"\r  {n} pairs: speedup {summary.speedup.value:.3f} "
+                       f"[{summary.speedup.low:.3f}, {summary.speedup.high:.3f}]   ", err=True, nl=False)
+    return show
+
+
+@main.command()
+@click.argument("baseline_file", type=click.Path(path_type=Path))
+@click.argument("candidate_file", type=click.Path(path_type=Path))
+@click.option("--fn", "fn_name", default="kernel", show_default=True, help="Function to time in each file.")
+@click.option("--inputs", "inputs_name", default="make_inputs", show_default=True,
+              help="Input maker make_inputs(seed) -> tuple (taken from the baseline file, "
+                   "or the candidate file if the baseline has none).")
+@click.option("--device", default="cpu", show_default=True, help="cpu or cuda[:N].")
+@click.option("--min-pairs", type=int, default=None, help="Minimum AB-BA pairs (>= 5).")
+@click.option("--max-pairs", type=int, default=None, help="Maximum AB-BA pairs.")
+@click.option("--budget", type=float, default=None, help="Time budget for measuring, seconds.")
+@click.option("--seed", type=int, default=None, help="Master seed (default: drawn at random and recorded).")
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
+@click.option("--quiet", is_flag=True, help="No progress on stderr.")
+@click.option("--fake-timer", is_flag=True, hidden=True,
+              help="Simulated timer (tests): the files define FakeKernel objects.")
+def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pairs, max_pairs,
+            budget, seed, as_json, out, quiet, fake_timer):
+    """Time CANDIDATE_FILE's function against BASELINE_FILE's with AB-BA pairs (in-process, trusted code)."""
+    from .compare_files import compare_files, sampler_config
+
+    cfg = sampler_config(min_pairs=min_pairs, max_pairs=max_pairs, budget=budget)
+    result = compare_files(baseline_file, candidate_file, fn_name=fn_name, inputs_name=inputs_name,
+                           device=device, config=cfg, seed=seed, progress=_progress(quiet or as_json),
+                           fake_timer=fake_timer)
+    if not (quiet or as_json):
+        click.echo("", err=True)
+    write_json(result.to_dict(), out, as_json)
+    if not as_json:
+        from .report import comparison_table
+
+        click.echo(comparison_table(result))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,46 @@
+"""`perfbench compare A.py B.py`: load two files and hand their functions to `compare()`."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from .errors import UsageError
+from .loading import get_callable, load_module
+from .pipeline import compare
+from .results import ComparisonResult
+from .timing.sampler import ProgressFn, SamplerConfig
+from .timing.timers import FakeTimer
+
+
+def sampler_config(*, min_pairs: int | None = None, max_pairs: int | None = None,
+                   budget: float | None = None, base: SamplerConfig | None = None) -> SamplerConfig:
+    """Apply command-line overrides to a config; a bad value is a one-line UsageError."""
+    base = base or SamplerConfig()
+    changes = {k: v for k, v in (("min_pairs", min_pairs), ("max_pairs", max_pairs),
+                                 ("time_budget_s", budget)) if v is not None}
+    if min_pairs is not None and max_pairs is None and min_pairs > base.max_pairs:
+        changes["max_pairs"] = min_pairs
+    try:
+        return dataclasses.replace(base, **changes)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def compare_files(baseline_file: Path, candidate_file: Path, *, fn_name: str, inputs_name: str,
+                  device: str, config: SamplerConfig, seed: int | None,
+                  progress: ProgressFn | None = None, fake_timer: bool = False) -> ComparisonResult:
+    mod_a = load_module(baseline_file)
+    mod_b = load_module(candidate_file)
+    fn_a = get_callable(mod_a, fn_name, baseline_file)
+    fn_b = get_callable(mod_b, fn_name, candidate_file)
+    if hasattr(mod_a, inputs_name):
+        make_inputs = get_callable(mod_a, inputs_name, baseline_file)
+    elif hasattr(mod_b, inputs_name):
+        make_inputs = get_callable(mod_b, inputs_name, candidate_file)
+    else:
+        raise UsageError(f"{baseline_file}: defines no input maker {inputs_name!r} "
+                         f"(nor does {candidate_file})")
+    labels = (f"{baseline_file}:{fn_name}", f"{candidate_file}:{fn_name}")
+    timer = FakeTimer() if fake_timer else None
+    return compare(fn_a, fn_b, make_inputs, device=device, config=config, seed=seed,
+                   labels=labels, progress=progress, timer=timer)

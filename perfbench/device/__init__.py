@@ -1,0 +1,1 @@
+"""Device and host records; (later) NVML access, clock locking, monitoring."""

@@ -1,0 +1,69 @@
+"""The orchestrator: `compare()` (trusted, in-process) and, later, `score()` and `calibrate()`."""
+from __future__ import annotations
+
+import secrets
+from typing import Any, Callable
+
+from .errors import EnvironmentUnavailable, UsageError
+from .device.fingerprint import fingerprint
+from .results import ComparisonResult
+from .timing.flush import cpu_cache_flusher, cuda_l2_flusher
+from .timing.inprocess import InProcessSide
+from .timing.sampler import ProgressFn, SamplerConfig, sample_pairs
+from .timing.timers import CpuTimer, CudaEventTimer, FakeTimer, Timer
+
+
+def check_device(device: str) -> str:
+    """Validate a device string; CUDA must actually be usable."""
+    if device == "cpu":
+        return device
+    if device == "cuda" or device.startswith("cuda:"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise EnvironmentUnavailable(f"--device {device}: no CUDA device is available on this machine")
+        return device
+    raise UsageError(f"--device must be cpu or cuda[:N], got {device!r}")
+
+
+def make_timer(device: str) -> Timer:
+    return CudaEventTimer(device) if device.startswith("cuda") else CpuTimer()
+
+
+def make_flusher(device: str, cfg: SamplerConfig, timer: Timer) -> Callable[[], None] | None:
+    if isinstance(timer, FakeTimer):
+        return None
+    on = cfg.cache_flush == "on" or (cfg.cache_flush == "auto" and device.startswith("cuda"))
+    if not on:
+        return None
+    return cuda_l2_flusher(device) if device.startswith("cuda") else cpu_cache_flusher()
+
+
+def compare(baseline: Callable[..., Any], candidate: Callable[..., Any],
+            make_inputs: Callable[[int], tuple], *, device: str = "cpu",
+            config: SamplerConfig | None = None, seed: int | None = None,
+            timer: Timer | None = None, labels: tuple[str, str] = ("baseline", "candidate"),
+            progress: ProgressFn | None = None) -> ComparisonResult:
+    """Time `candidate` against `baseline` with AB-BA pairs, in this process.
+
+    For trusted code only (a notebook, another harness): nothing here defends against a
+    candidate that games the timer; `perfbench score` does.  `make_inputs(seed)` returns one
+    fresh argument tuple; both sides of a pair get the same inputs.  The result's `.speedup` is
+    t_baseline / t_candidate, with `.ci` and `.p_value`.
+    """
+    cfg = config or SamplerConfig()
+    if timer is None:
+        device = check_device(device)
+        timer = make_timer(device)
+    flush = make_flusher(device, cfg, timer)
+    if seed is None:
+        seed = secrets.randbits(62)
+    base_side = InProcessSide(labels[0], baseline, make_inputs, timer, flush)
+    cand_side = InProcessSide(labels[1], candidate, make_inputs, timer, flush)
+    samples = sample_pairs(base_side, cand_side, cfg, seed=seed, progress=progress)
+    if base_side.output_signature != cand_side.output_signature:
+        raise UsageError(f"{labels[0]} returns {base_side.output_signature} but {labels[1]} returns "
+                         f"{cand_side.output_signature}: they do not compute the same thing")
+    return ComparisonResult(baseline=labels[0], candidate=labels[1], device=device, timer=timer.name,
+                            seed=seed, samples=samples, config=cfg.to_dict(),
+                            fingerprint=fingerprint(device) if not isinstance(timer, FakeTimer) else {})

@@ -1,0 +1,47 @@
+"""Turn results into text a person reads.  Computes nothing that is not already in the result."""
+from __future__ import annotations
+
+from .results import ComparisonResult, _median
+
+SIGNIFICANCE = 0.01
+
+
+def format_time(ns: float) -> str:
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3f} {unit}"
+    return f"{ns:.1f} ns"
+
+
+def comparison_verdict(r: ComparisonResult) -> str:
+    """One line in hyperfine's style: 'cand is 2.00 ± 0.03 times faster than base (p=...)'."""
+    s = r.summary
+    lo, hi = s.speedup.low, s.speedup.high
+    if not s.significant(SIGNIFICANCE):
+        return (f"no significant difference: speedup {s.speedup.value:.3f} "
+                f"[{lo:.3f}, {hi:.3f}], p={s.p_value:.3g} >= {SIGNIFICANCE}")
+    if s.speedup.value >= 1:
+        ratio, plus_minus, word = s.speedup.value, (hi - lo) / 2, "faster"
+    else:
+        ratio, plus_minus, word = 1 / s.speedup.value, (1 / lo - 1 / hi) / 2, "slower"
+    return f"{r.candidate} is {ratio:.2f} ± {plus_minus:.2f} times {word} than {r.baseline} (p={s.p_value:.2g})"
+
+
+def comparison_table(r: ComparisonResult) -> str:
+    s = r.summary
+    smp = r.samples
+    pct = int(round(s.speedup.confidence * 100))
+    rows = [
+        ("baseline", f"{r.baseline}", format_time(_median(smp.baseline_ns))),
+        ("candidate", f"{r.candidate}", format_time(_median(smp.candidate_ns))),
+    ]
+    w = max(len(x[1]) for x in rows)
+    lines = [f"{name:<10} {label:<{w}}  {t:>12} / call (median of pairs)" for name, label, t in rows]
+    lines.append(f"{'speedup':<10} {s.speedup.value:.3f}x  {pct}% CI [{s.speedup.low:.3f}, {s.speedup.high:.3f}]"
+                 f"  Hodges-Lehmann {s.hodges_lehmann:.3f}  Wilcoxon p={s.p_value:.3g}")
+    lines.append(f"{'measured':<10} {smp.n_pairs} AB-BA pairs x {smp.iters_per_block} iters/block "
+                 f"on {r.device} ({r.timer}), stopped by {smp.stop_reason}, seed {r.seed}")
+    if s.outliers:
+        lines.append(f"{'outliers':<10} pairs {list(s.outliers)} (MAD rule; kept in the median)")
+    lines.append(comparison_verdict(r))
+    return "\n".join(lines)

@@ -1,0 +1,87 @@
+"""Rewards and task validity gates.  Pure: no I/O, no torch.
+
+R_perf (the protocol's performance reward)::
+
+    R_perf(s, s_ref) = 0                                   if s <= s_ref
+                     = min(1, ln(s / s_ref) / ln(s_ref))   otherwise
+
+so a candidate that merely matches the task's reference solution (s == s_ref) earns 0 and one
+that beats the baseline by s_ref**2 or more earns 1.  `s_ref` is the reference solution's
+speedup over the baseline on this hardware and must exceed 1 (a task whose solution is not
+faster than its baseline cannot define the scale).
+
+R_impl (implementation tasks) is 1 iff every test passes; the passed fraction is reported beside
+it, never blended into it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# A task's reference solution must beat its baseline by at least this much to be a valid task.
+MIN_S_REF = 1.15
+# Implementation tasks need at least this many tests.
+MIN_IMPL_TESTS = 5
+
+
+def _check_positive_finite(name: str, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+
+
+def r_perf(s: float, s_ref: float) -> float:
+    """Performance reward for speedup `s` on a task whose reference solution reaches `s_ref`."""
+    _check_positive_finite("s", s)
+    _check_positive_finite("s_ref", s_ref)
+    if s_ref <= 1.0:
+        raise ValueError(f"s_ref must be > 1 (the reference solution must beat the baseline), got {s_ref}")
+    if s <= s_ref:
+        return 0.0
+    return min(1.0, math.log(s / s_ref) / math.log(s_ref))
+
+
+def r_impl(passed: int, total: int) -> float:
+    """1.0 iff all `total` tests passed, else 0.0."""
+    if total <= 0:
+        raise ValueError(f"an implementation task needs tests, got total={total}")
+    if not 0 <= passed <= total:
+        raise ValueError(f"passed must be in [0, {total}], got {passed}")
+    return 1.0 if passed == total else 0.0
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One validity gate: its name, whether it held, and the measured evidence."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+def gate_s_ref(s_ref: float, ci_low: float) -> GateResult:
+    """The reference solution must beat the baseline by MIN_S_REF, stably (CI low end too)."""
+    ok = s_ref >= MIN_S_REF and ci_low >= MIN_S_REF
+    return GateResult("solution_speedup", ok,
+                      f"s_ref={s_ref:.3f} (CI low {ci_low:.3f}); needs >= {MIN_S_REF}")
+
+
+def gate_starter_not_faster(s_starter: float, ci_low: float) -> GateResult:
+    """The starter must not beat the baseline: its speedup's CI must not lie above 1."""
+    ok = ci_low <= 1.0
+    return GateResult("starter_not_faster", ok,
+                      f"starter speedup {s_starter:.3f} (CI low {ci_low:.3f}); needs CI low <= 1")
+
+
+def gate_impl_tests(n_tests: int, solution_passed: int, starter_passed: int) -> list[GateResult]:
+    """Implementation-task gates: enough tests, solution passes all, starter fails one."""
+    return [
+        GateResult("enough_tests", n_tests >= MIN_IMPL_TESTS, f"{n_tests} tests; needs >= {MIN_IMPL_TESTS}"),
+        GateResult("solution_passes_all", solution_passed == n_tests,
+                   f"solution passed {solution_passed}/{n_tests}"),
+        GateResult("starter_fails_one", starter_passed < n_tests,
+                   f"starter passed {starter_passed}/{n_tests}"),
+    ]

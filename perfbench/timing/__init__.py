@@ -1,0 +1,1 @@
+"""Timers, cache flushers, the AB-BA schedule and the paired sampler."""

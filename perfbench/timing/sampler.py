@@ -1,0 +1,127 @@
+"""The paired sampler: warm-up, block sizing, AB-BA pairs, adaptive stopping.
+
+It drives two `Side`s (anything that can run a block of N iterations on inputs derived from a
+seed and report the mean time per iteration) and knows nothing about where the code runs: the
+in-process side for trusted `compare()` and the worker-process side of the trust boundary both
+plug in here.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable, Protocol
+
+from .. import stats
+from ..results import PairedSamples
+from .schedule import BASELINE, pair_order
+
+# Pairs are added two at a time so that every stopping point is AB-BA balanced.
+_PAIR_STEP = 2
+
+
+@dataclass(frozen=True)
+class SamplerConfig:
+    """How much to measure.  Defaults suit kernels from ~1 us to ~100 ms."""
+
+    min_pairs: int = 10           # protocol minimum is 5; p < 0.01 needs >= 8 (Wilcoxon floor)
+    max_pairs: int = 60
+    warmup_s: float = 0.2         # run both sides for at least this long before measuring
+    min_block_s: float = 0.002    # a block is sized to take at least this long
+    max_iters_per_block: int = 4096
+    target_rel_ci: float = 0.01   # stop once the speedup CI half-width (log scale) is below this
+    time_budget_s: float = 30.0   # ... or once this much time has been spent measuring
+    confidence: float = 0.95
+    n_resamples: int = 2000
+    cache_flush: str = "auto"     # auto (on for CUDA, off for CPU) | on | off
+
+    def __post_init__(self) -> None:
+        if self.min_pairs < 5:
+            raise ValueError(f"min_pairs must be >= 5 (the protocol minimum), got {self.min_pairs}")
+        if self.max_pairs < self.min_pairs:
+            raise ValueError(f"max_pairs ({self.max_pairs}) must be >= min_pairs ({self.min_pairs})")
+        for name in ("warmup_s", "min_block_s", "target_rel_ci", "time_budget_s"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        if self.max_iters_per_block < 1:
+            raise ValueError(f"max_iters_per_block must be >= 1, got {self.max_iters_per_block}")
+        if not 0 < self.confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+        if self.cache_flush not in ("auto", "on", "off"):
+            raise ValueError(f"cache_flush must be auto|on|off, got {self.cache_flush!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SamplerConfig":
+        return cls(**d)
+
+
+class Side(Protocol):
+    """One side of the comparison (baseline or candidate)."""
+
+    def run_block(self, iters: int, seed: int) -> float:
+        """Run `iters` iterations on fresh inputs derived from `seed`; mean ns per iteration."""
+        ...
+
+
+ProgressFn = Callable[[int, "stats.PairedSummary | None"], None]
+
+
+def _block_seed(master: int, pair: int) -> int:
+    # Both sides of a pair see the same inputs (a paired design); pairs see different ones.
+    return (master * 1_000_003 + pair * 7919 + 1) % (1 << 62)
+
+
+def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int) -> int:
+    """Run both sides for cfg.warmup_s and return the iterations per block.
+
+    Iterations grow until the faster side's block takes cfg.min_block_s, so a block is far
+    above timer resolution; both sides use the same count (they see the same inputs).
+    """
+    start = time.perf_counter()
+    iters = 1
+    while True:
+        tb = baseline.run_block(iters, seed)
+        tc = candidate.run_block(iters, seed)
+        fast_block_s = min(tb, tc) * iters * 1e-9
+        if fast_block_s < cfg.min_block_s and iters < cfg.max_iters_per_block:
+            grow = math.ceil(cfg.min_block_s / max(fast_block_s, 1e-9))
+            iters = min(cfg.max_iters_per_block, iters * max(2, min(grow, 64)))
+            continue
+        if time.perf_counter() - start >= cfg.warmup_s:
+            return iters
+
+
+def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: int,
+                 progress: ProgressFn | None = None) -> PairedSamples:
+    """Measure AB-BA pairs until the CI target, the time budget or max_pairs is reached."""
+    iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1))
+    sides = {BASELINE: baseline, "candidate": candidate}
+    base_ns: list[float] = []
+    cand_ns: list[float] = []
+    start = time.perf_counter()
+    stop_reason = "max_pairs"
+    for i in range(cfg.max_pairs):
+        times = {}
+        for label in pair_order(i):
+            times[label] = sides[label].run_block(iters, _block_seed(seed, i))
+        base_ns.append(times[BASELINE])
+        cand_ns.append(times["candidate"])
+        n = i + 1
+        summary = None
+        if n >= cfg.min_pairs and n % _PAIR_STEP == 0:
+            summary = stats.summarize(base_ns, cand_ns, seed=seed, confidence=cfg.confidence,
+                                      n_resamples=cfg.n_resamples)
+            if summary.speedup.rel_half_width <= cfg.target_rel_ci:
+                stop_reason = "ci_target"
+            elif time.perf_counter() - start >= cfg.time_budget_s:
+                stop_reason = "time_budget"
+        if progress is not None:
+            progress(n, summary)
+        if stop_reason != "max_pairs":
+            break
+    return PairedSamples(baseline_ns=tuple(base_ns), candidate_ns=tuple(cand_ns),
+                         iters_per_block=iters, stop_reason=stop_reason)

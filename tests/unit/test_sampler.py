@@ -1,0 +1,113 @@
+"""The AB-BA sampler driven by FakeTimer: exact, seeded, no real timing."""
+import numpy as np
+import pytest
+
+import perfbench
+from perfbench.timing.sampler import SamplerConfig
+from perfbench.timing.schedule import abba_order
+from perfbench.timing.timers import FakeKernel, FakeTimer, linear_drift, step_drift
+from perfbench import stats
+
+FAST = SamplerConfig(min_pairs=10, max_pairs=40, warmup_s=0.0, min_block_s=0.001, target_rel_ci=0.0)
+
+
+def _compare(timer, base_ns=1e6, cand_ns=1e6, cfg=FAST, seed=7):
+    return perfbench.compare(FakeKernel("A", base_ns), FakeKernel("B", cand_ns), lambda s: (),
+                             timer=timer, config=cfg, seed=seed)
+
+
+def test_abba_order():
+    assert abba_order(4) == [("baseline", "candidate"), ("candidate", "baseline"),
+                             ("baseline", "candidate"), ("candidate", "baseline")]
+
+
+def test_sampler_runs_abba_blocks():
+    timer = FakeTimer()
+    r = _compare(timer, cfg=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0, min_block_s=0.0))
+    assert r.samples.iters_per_block == 1
+    assert r.samples.n_pairs == 6
+    # after the warm-up/sizing blocks (A then B), pairs alternate AB, BA, AB ...
+    assert timer.calls[2:] == ["A", "B", "B", "A", "A", "B", "B", "A", "A", "B", "B", "A"]
+
+
+def test_block_sized_above_resolution():
+    r = _compare(FakeTimer(), base_ns=10_000, cand_ns=20_000,
+                 cfg=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0, min_block_s=0.001))
+    assert r.samples.iters_per_block * 10_000 >= 1e6
+
+
+def test_ten_percent_slowdown_detected():
+    r = _compare(FakeTimer(noise=0.02, seed=1), base_ns=1e6, cand_ns=1.1e6)
+    assert r.speedup == pytest.approx(1 / 1.1, rel=0.01)
+    assert r.p_value < 0.01
+    assert r.ci[1] < 1.0
+
+
+def test_aa_not_significant():
+    r = _compare(FakeTimer(noise=0.02, seed=2))
+    assert r.p_value > 0.05
+    assert r.ci[0] < 1.0 < r.ci[1]
+
+
+def test_adaptive_stop_on_ci_target():
+    cfg = SamplerConfig(min_pairs=6, max_pairs=200, warmup_s=0.0, target_rel_ci=0.01)
+    r = _compare(FakeTimer(noise=0.01, seed=3), cfg=cfg)
+    assert r.samples.stop_reason == "ci_target"
+    assert r.samples.n_pairs < 200 and r.samples.n_pairs % 2 == 0
+
+
+def test_time_budget_stops():
+    cfg = SamplerConfig(min_pairs=6, max_pairs=10_000, warmup_s=0.0, target_rel_ci=0.0, time_budget_s=0.0)
+    r = _compare(FakeTimer(noise=0.05, seed=3), cfg=cfg)
+    assert r.samples.stop_reason == "time_budget"
+    assert r.samples.n_pairs == 6
+
+
+def _sequential_speedup(timer, base, cand, n):
+    """do_bench-style: all A, then all B, ratio of medians."""
+    a = [timer.time_block(base, [()], None).total_ns for _ in range(n)]
+    b = [timer.time_block(cand, [()], None).total_ns for _ in range(n)]
+    return float(np.median(a) / np.median(b))
+
+
+@pytest.mark.parametrize("drift", [step_drift(at_s=0.02, factor=1.3), linear_drift(rate_per_s=10.0)],
+                         ids=["step", "linear"])
+def test_abba_beats_sequential_under_drift(drift):
+    true_s = 1.0 / 1.05
+    base, cand = FakeKernel("A", 1e6), FakeKernel("B", 1.05e6)
+    n = 20
+    cfg = SamplerConfig(min_pairs=n, max_pairs=n, warmup_s=0.0, min_block_s=0.0)
+    r = perfbench.compare(base, cand, lambda s: (), timer=FakeTimer(noise=0.005, drift=drift, seed=4),
+                          config=cfg, seed=1)
+    seq = _sequential_speedup(FakeTimer(noise=0.005, drift=drift, seed=4), base, cand, n)
+    abba_err = abs(np.log(r.speedup / true_s))
+    seq_err = abs(np.log(seq / true_s))
+    assert abba_err < seq_err / 5, (abba_err, seq_err)
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="min_pairs"):
+        SamplerConfig(min_pairs=4)
+    with pytest.raises(ValueError, match="max_pairs"):
+        SamplerConfig(min_pairs=10, max_pairs=8)
+    with pytest.raises(ValueError, match="cache_flush"):
+        SamplerConfig(cache_flush="maybe")
+
+
+def test_result_round_trip_and_schema():
+    r = _compare(FakeTimer(noise=0.02, seed=5))
+    d = r.to_dict()
+    back = perfbench.ComparisonResult.from_dict(d)
+    assert back == r
+    assert back.summary == r.summary
+    assert d["schema_version"] == perfbench.SCHEMA_VERSION
+    assert d["seed"] == 7 and len(d["samples"]["baseline_ns"]) == r.samples.n_pairs
+    d["schema_version"] = 999
+    with pytest.raises(ValueError, match="schema_version"):
+        perfbench.ComparisonResult.from_dict(d)
+    # derived summary in the JSON is ignored: tampering with it changes nothing
+    d2 = r.to_dict()
+    d2["summary"]["speedup"] = 100.0
+    assert perfbench.ComparisonResult.from_dict(d2).speedup == r.speedup
+    # stats are derived from the samples
+    assert r.speedup == pytest.approx(stats.median_speedup(r.samples.baseline_ns, r.samples.candidate_ns))
