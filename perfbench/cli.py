@@ -70,7 +70,7 @@ def _progress(quiet: bool):
 def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pairs, max_pairs,
             budget, seed, as_json, out, quiet, fake_timer):
     """Time CANDIDATE_FILE's function against BASELINE_FILE's with AB-BA pairs (in-process, trusted code)."""
-    from .compare_files import compare_files, sampler_config
+    from .pipeline.compare_files import compare_files, sampler_config
 
     cfg = sampler_config(min_pairs=min_pairs, max_pairs=max_pairs, budget=budget)
     result = compare_files(baseline_file, candidate_file, fn_name=fn_name, inputs_name=inputs_name,
@@ -83,6 +83,51 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
         from .report import comparison_table
 
         click.echo(comparison_table(result))
+
+
+@main.command()
+@click.argument("task_dir", type=click.Path(path_type=Path))
+@click.argument("candidate_file", type=click.Path(path_type=Path))
+@click.option("--device", default=None, help="cpu or cuda[:N] (default: the task's device).")
+@click.option("--pairs", type=int, default=None, help="Minimum AB-BA pairs (>= 5).")
+@click.option("--max-pairs", type=int, default=None, help="Maximum AB-BA pairs.")
+@click.option("--budget", type=float, default=None, help="Time budget for timing, seconds.")
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              help="KernelBench problems: override a module-level constant (e.g. batch_size=16).")
+@click.option("--s-ref", type=float, default=None, help="Use this s_ref instead of bench_configs / the task default.")
+@click.option("--seed", type=int, default=None, help="Master seed (default: secret, drawn per run, recorded).")
+@click.option("--timeout", type=float, default=60.0, show_default=True,
+              help="Seconds one candidate call (or one timed block) may take before it is killed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
+@click.option("--quiet", is_flag=True, help="No progress on stderr.")
+def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides, s_ref, seed, timeout, as_json,
+          out, quiet):
+    """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
+
+    Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
+    """
+    from .errors import EXIT_REJECTED, UsageError
+    from .pipeline.compare_files import sampler_config
+    from .pipeline.score import ScoreConfig, score as run_score
+    from .report import score_table
+    from .results import VERDICT_REJECTED
+    from .tasks import parse_overrides
+
+    try:
+        cfg = ScoreConfig(sampler=sampler_config(min_pairs=pairs, max_pairs=max_pairs, budget=budget),
+                          device=device, s_ref=s_ref, seed=seed, call_timeout_s=timeout)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    say = None if (quiet or as_json) else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
+    result = run_score(task_dir, candidate_file, cfg, overrides=parse_overrides(overrides),
+                       progress=_progress(quiet or as_json), log=say)
+    if say:
+        click.echo("", err=True)
+    write_json(result.to_dict(), out, as_json)
+    if not as_json:
+        click.echo(score_table(result))
+    sys.exit(EXIT_REJECTED if result.verdict == VERDICT_REJECTED else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

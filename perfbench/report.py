@@ -1,7 +1,7 @@
 """Turn results into text a person reads.  Computes nothing that is not already in the result."""
 from __future__ import annotations
 
-from .results import ComparisonResult, _median
+from .results import VERDICT_REJECTED, ComparisonResult, ScoreResult, _median
 
 SIGNIFICANCE = 0.01
 
@@ -44,4 +44,31 @@ def comparison_table(r: ComparisonResult) -> str:
     if s.outliers:
         lines.append(f"{'outliers':<10} pairs {list(s.outliers)} (MAD rule; kept in the median)")
     lines.append(comparison_verdict(r))
+    return "\n".join(lines)
+
+
+def score_table(r: ScoreResult) -> str:
+    """The verdict a person reads; the JSON (--json) carries everything else."""
+    lines = [f"{'task':<10} {r.task} ({r.task_kind}, {r.device})", f"{'candidate':<10} {r.candidate}"]
+    if r.verdict == VERDICT_REJECTED:
+        lines.append(f"{'gate':<10} FAIL after {r.checks} checks")
+        for reason in r.reasons:
+            lines.append(f"{'reason':<10} {reason.code}: {reason.message}")
+        lines.append(f"{'reward':<10} 0 (rejected: not timed)" if r.comparison is None else f"{'reward':<10} 0 (rejected)")
+    else:
+        lines.append(f"{'gate':<10} PASS ({r.checks} output checks against the float64 reference)")
+        c = r.comparison
+        if c is not None:
+            s = c.summary
+            lines.append(f"{'speedup':<10} {s.speedup.value:.3f}x  95% CI [{s.speedup.low:.3f}, {s.speedup.high:.3f}]"
+                         f"  p={s.p_value:.2g}  ({c.samples.n_pairs} AB-BA pairs x {c.samples.iters_per_block} iters)")
+            lines.append(f"{'times':<10} baseline {format_time(_median(c.samples.baseline_ns))}, "
+                         f"candidate {format_time(_median(c.samples.candidate_ns))} per call")
+            lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
+            lines.append(f"{'R_perf':<10} {r.r_perf:.3f}")
+        if r.r_impl is not None:
+            lines.append(f"{'R_impl':<10} {r.r_impl:.0f} ({r.tests_passed}/{r.tests_total} tests passed)")
+    for w in r.warnings:
+        lines.append(f"{'warning':<10} {w}")
+    lines.append(f"{'verdict':<10} {r.verdict.upper()}")
     return "\n".join(lines)

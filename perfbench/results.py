@@ -146,3 +146,109 @@ def _median(xs: tuple[float, ...]) -> float:
     ys = sorted(xs)
     n = len(ys)
     return ys[n // 2] if n % 2 else 0.5 * (ys[n // 2 - 1] + ys[n // 2])
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a candidate was rejected (or a warning about the measurement): code + explanation."""
+
+    code: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+VERDICT_SCORED = "scored"
+VERDICT_REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """The verdict on one candidate for one task.
+
+    `verdict` is "scored" (passed the gate; rewards computed) or "rejected" (score 0, `reasons`
+    say why).  For perf tasks the speedup comes from `comparison`; `r_perf` is derived from it
+    and `s_ref`.  `seeds` are the secret seeds drawn for this run, recorded after the fact.
+    """
+
+    task: str
+    task_kind: str
+    candidate: str
+    device: str
+    verdict: str
+    reasons: tuple[Reason, ...]
+    checks: int                           # output checks that ran (sizes x seeds + timed samples)
+    seed: int
+    comparison: ComparisonResult | None = None
+    s_ref: float | None = None
+    s_ref_source: str = ""
+    tests_passed: int | None = None
+    tests_total: int | None = None
+    warnings: tuple[str, ...] = ()
+    overrides: dict[str, Any] = field(default_factory=dict)
+    worker_logs: dict[str, str] = field(default_factory=dict)
+    perfbench_version: str = __version__
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        if self.verdict not in (VERDICT_SCORED, VERDICT_REJECTED):
+            raise ValueError(f"verdict must be scored or rejected, got {self.verdict!r}")
+        if self.verdict == VERDICT_REJECTED and not self.reasons:
+            raise ValueError("a rejection needs at least one reason")
+        if self.verdict == VERDICT_SCORED and self.task_kind == "perf" and (self.comparison is None or self.s_ref is None):
+            raise ValueError("a scored perf result needs a comparison and s_ref")
+
+    @property
+    def r_perf(self) -> float | None:
+        from .scoring import r_perf
+
+        if self.task_kind != "perf":
+            return None
+        if self.verdict == VERDICT_REJECTED:
+            return 0.0
+        return r_perf(self.comparison.speedup, self.s_ref)
+
+    @property
+    def r_impl(self) -> float | None:
+        from .scoring import r_impl
+
+        if self.task_kind != "impl":
+            return None
+        if self.verdict == VERDICT_REJECTED or not self.tests_total:
+            return 0.0
+        return r_impl(self.tests_passed or 0, self.tests_total)
+
+    @property
+    def reward(self) -> float:
+        return self.r_perf if self.task_kind == "perf" else self.r_impl
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.comparison
+        return {
+            "schema_version": self.schema_version, "perfbench_version": self.perfbench_version,
+            "task": self.task, "task_kind": self.task_kind, "candidate": self.candidate,
+            "device": self.device, "verdict": self.verdict,
+            "reasons": [r.to_dict() for r in self.reasons], "checks": self.checks, "seed": self.seed,
+            "speedup": c.speedup if c else None, "ci": list(c.ci) if c else None,
+            "p_value": c.p_value if c else None,
+            "s_ref": self.s_ref, "s_ref_source": self.s_ref_source,
+            "r_perf": self.r_perf, "r_impl": self.r_impl, "reward": self.reward,
+            "tests_passed": self.tests_passed, "tests_total": self.tests_total,
+            "warnings": list(self.warnings), "overrides": dict(self.overrides),
+            "comparison": c.to_dict() if c else None, "worker_logs": dict(self.worker_logs),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ScoreResult":
+        if d.get("schema_version") != SCHEMA_VERSION:
+            raise SchemaError(f"cannot read schema_version {d.get('schema_version')!r}")
+        return cls(task=d["task"], task_kind=d["task_kind"], candidate=d["candidate"], device=d["device"],
+                   verdict=d["verdict"], reasons=tuple(Reason(r["code"], r["message"]) for r in d["reasons"]),
+                   checks=d["checks"], seed=d["seed"],
+                   comparison=ComparisonResult.from_dict(d["comparison"]) if d.get("comparison") else None,
+                   s_ref=d.get("s_ref"), s_ref_source=d.get("s_ref_source", ""),
+                   tests_passed=d.get("tests_passed"), tests_total=d.get("tests_total"),
+                   warnings=tuple(d.get("warnings", ())), overrides=dict(d.get("overrides", {})),
+                   worker_logs=dict(d.get("worker_logs", {})), perfbench_version=d["perfbench_version"],
+                   schema_version=d["schema_version"])

@@ -56,3 +56,11 @@ def cuda_l2_flusher(device: str = "cuda") -> Callable[[], None]:
         buf.zero_()
 
     return flush
+
+
+def flusher_for(device: str, cache_flush: str) -> Callable[[], None] | None:
+    """The flusher a config asks for: 'auto' flushes on CUDA (L2) and not on the CPU."""
+    on = cache_flush == "on" or (cache_flush == "auto" and device.startswith("cuda"))
+    if not on:
+        return None
+    return cuda_l2_flusher(device) if device.startswith("cuda") else cpu_cache_flusher()

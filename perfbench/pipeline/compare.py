@@ -4,13 +4,13 @@ from __future__ import annotations
 import secrets
 from typing import Any, Callable
 
-from .errors import EnvironmentUnavailable, UsageError
-from .device.fingerprint import fingerprint
-from .results import ComparisonResult
-from .timing.flush import cpu_cache_flusher, cuda_l2_flusher
-from .timing.inprocess import InProcessSide
-from .timing.sampler import ProgressFn, SamplerConfig, sample_pairs
-from .timing.timers import CpuTimer, CudaEventTimer, FakeTimer, Timer
+from ..errors import EnvironmentUnavailable, UsageError
+from ..device.fingerprint import fingerprint
+from ..results import ComparisonResult
+from ..timing.flush import flusher_for
+from ..timing.inprocess import InProcessSide
+from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
+from ..timing.timers import CpuTimer, CudaEventTimer, FakeTimer, Timer
 
 
 def check_device(device: str) -> str:
@@ -31,12 +31,7 @@ def make_timer(device: str) -> Timer:
 
 
 def make_flusher(device: str, cfg: SamplerConfig, timer: Timer) -> Callable[[], None] | None:
-    if isinstance(timer, FakeTimer):
-        return None
-    on = cfg.cache_flush == "on" or (cfg.cache_flush == "auto" and device.startswith("cuda"))
-    if not on:
-        return None
-    return cuda_l2_flusher(device) if device.startswith("cuda") else cpu_cache_flusher()
+    return None if isinstance(timer, FakeTimer) else flusher_for(device, cfg.cache_flush)
 
 
 def compare(baseline: Callable[..., Any], candidate: Callable[..., Any],

@@ -4,12 +4,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from .errors import UsageError
-from .loading import get_callable, load_module
-from .pipeline import compare
-from .results import ComparisonResult
-from .timing.sampler import ProgressFn, SamplerConfig
-from .timing.timers import FakeTimer
+from ..errors import UsageError
+from ..loading import get_callable, load_module
+from .compare import compare
+from ..results import ComparisonResult
+from ..timing.sampler import ProgressFn, SamplerConfig
+from ..timing.timers import FakeTimer
 
 
 def sampler_config(*, min_pairs: int | None = None, max_pairs: int | None = None,

@@ -1,0 +1,200 @@
+"""The correctness gate: compare a candidate's outputs with the trusted reference.
+
+Runs in the scorer (parent) process on data rebuilt from raw bytes, never on objects the
+candidate handed over.  Each rule has a stable reason code:
+
+    output.not_tensor        an output is not an exact torch.Tensor (subclasses are refused)
+    output.structure         wrong number of outputs / nesting
+    correctness.shape        shape differs from the reference's
+    correctness.dtype        dtype differs (a silent precision downcast is caught here or below)
+    correctness.device       output on another device than the reference's
+    correctness.empty        empty output where the reference is not empty
+    correctness.broadcast    an expanded (stride-0) view instead of materialised values
+    correctness.aliases_input  output shares memory with an input
+    correctness.input_mutated  an input changed during the call
+    correctness.uninitialised  output holds the poison written before the call (never written)
+    correctness.nan          NaN/inf where the reference is finite, or missing where it is not
+    correctness.mismatch     values outside rtol/atol of the float64 reference
+    correctness.norm         relative norm error above rtol
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+# Tolerances against a float64 oracle, by output dtype: a few units of the dtype's precision
+# over typical accumulation lengths, loose enough for reordered sums, tight enough that computing
+# in a lower precision and casting back fails.
+_DEFAULT_TOL = {
+    torch.float64: (1e-7, 1e-9),
+    torch.float32: (1e-4, 1e-5),
+    torch.float16: (1e-2, 1e-3),
+    torch.bfloat16: (2e-2, 1e-2),
+}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+    def __post_init__(self) -> None:
+        if not (self.rtol >= 0 and self.atol >= 0):
+            raise ValueError(f"tolerances must be >= 0, got rtol={self.rtol} atol={self.atol}")
+
+
+def default_tolerance(dtype: torch.dtype) -> Tolerance:
+    rtol, atol = _DEFAULT_TOL.get(dtype, (0.0, 0.0))  # integers and bool: exact
+    return Tolerance(rtol, atol)
+
+
+@dataclass(frozen=True)
+class Failure:
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """What the parent knows about one output tensor: metadata the worker reported + the bytes."""
+
+    type_name: str
+    dtype: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    device: str
+    aliases_input: bool
+    tensor: torch.Tensor | None  # rebuilt on the CPU from raw bytes; None: no readable values
+
+
+def record_of(t: object, inputs: Sequence[object] = ()) -> OutputRecord:
+    """Describe a live object (worker side, or trusted in-process use)."""
+    if type(t) is not torch.Tensor:
+        return OutputRecord(type(t).__qualname__, "", (), (), "", False, None)
+    try:
+        data = t.detach().to("cpu", copy=True)
+    except (RuntimeError, NotImplementedError):  # e.g. a meta tensor: shape without values
+        data = None
+    return OutputRecord("Tensor", str(t.dtype).replace("torch.", ""), tuple(t.shape), tuple(t.stride()),
+                        t.device.type, data is not None and aliases_any(t, inputs), data)
+
+
+def aliases_any(t: torch.Tensor, inputs: Sequence[object]) -> bool:
+    """True if t's memory overlaps any input tensor's storage."""
+    if t.numel() == 0:
+        return False
+    lo, hi = _span(t)
+    for x in inputs:
+        if type(x) is torch.Tensor and x.device == t.device and x.numel() > 0:
+            xlo, xhi = _span(x)
+            if lo < xhi and xlo < hi:
+                return True
+    return False
+
+
+def _span(t: torch.Tensor) -> tuple[int, int]:
+    st = t.untyped_storage()
+    return st.data_ptr(), st.data_ptr() + st.nbytes()
+
+
+def _dtype_name(d: torch.dtype) -> str:
+    return str(d).replace("torch.", "")
+
+
+def check_output(rec: OutputRecord, expected: torch.Tensor, oracle: torch.Tensor | None,
+                 tol: Tolerance) -> list[Failure]:
+    """All rule violations of one output.  `oracle` is the float64 reference (or None)."""
+    if rec.type_name != "Tensor":
+        return [Failure("output.not_tensor", f"output is a {rec.type_name}, not an exact torch.Tensor")]
+    fails: list[Failure] = []
+    if rec.shape != tuple(expected.shape):
+        if expected.numel() > 0 and 0 in rec.shape:
+            return [Failure("correctness.empty", f"output is empty {list(rec.shape)}, expected {list(expected.shape)}")]
+        return [Failure("correctness.shape", f"shape {list(rec.shape)} != expected {list(expected.shape)}")]
+    if rec.dtype != _dtype_name(expected.dtype):
+        fails.append(Failure("correctness.dtype", f"dtype {rec.dtype} != expected {_dtype_name(expected.dtype)}"))
+    if rec.device != expected.device.type:
+        fails.append(Failure("correctness.device", f"output on {rec.device}, expected {expected.device.type}"))
+    if any(s == 0 and n > 1 for s, n in zip(rec.strides, rec.shape)):
+        fails.append(Failure("correctness.broadcast",
+                             f"output is a broadcast view (strides {list(rec.strides)}), not materialised values"))
+    if rec.aliases_input:
+        fails.append(Failure("correctness.aliases_input", "output shares memory with an input"))
+    if rec.tensor is None and not fails:
+        fails.append(Failure("correctness.device", f"output on {rec.device} holds no readable values"))
+    if fails:
+        return fails
+    return _check_values(rec.tensor, expected, oracle, tol)
+
+
+def _check_values(got: torch.Tensor, expected: torch.Tensor, oracle: torch.Tensor | None,
+                  tol: Tolerance) -> list[Failure]:
+    if not (got.is_floating_point() or got.is_complex()):
+        if not torch.equal(got, expected.cpu()):
+            n = int((got != expected.cpu()).sum())
+            return [Failure("correctness.mismatch", f"{n} of {got.numel()} integer values differ")]
+        return []
+    ref = (oracle if oracle is not None else expected).detach().cpu().to(torch.float64)
+    if _holds_poison(got):
+        return [Failure("correctness.uninitialised",
+                        "output holds the 0xFF poison written before the call: memory the kernel never wrote")]
+    g = got.to(torch.float64)
+    ref_fin, got_fin = torch.isfinite(ref), torch.isfinite(g)
+    if not (bool(ref_fin.all()) and bool(got_fin.all())):
+        # Same bits of non-finiteness in the same places: NaN where NaN, +inf where +inf.
+        same = (ref_fin == got_fin) & (ref_fin | (g == ref) | (torch.isnan(g) & torch.isnan(ref)))
+        if not bool(same.all()):
+            n = int((~same).sum())
+            return [Failure("correctness.nan", f"{n} positions where NaN/inf do not match the reference's")]
+        # compare only the finite positions from here on
+        g = torch.where(ref_fin, g, 0.0)
+        ref = torch.where(ref_fin, ref, 0.0)
+    diff = (g - ref).abs_()
+    over = diff > ref.abs().mul_(tol.rtol).add_(tol.atol)
+    if bool(over.any()):
+        return [Failure("correctness.mismatch",
+                        f"{int(over.sum())} of {ref.numel()} values outside rtol={tol.rtol:g} atol={tol.atol:g} "
+                        f"(max abs err {float(diff.max()):.3g})")]
+    ref_norm = float(torch.linalg.vector_norm(ref))
+    if ref_norm > 0:
+        rel = float(torch.linalg.vector_norm(diff)) / ref_norm
+        if rel > max(tol.rtol, 1e-15):
+            return [Failure("correctness.norm", f"relative norm error {rel:.3g} > {tol.rtol:g}")]
+    return []
+
+
+def _holds_poison(t: torch.Tensor) -> bool:
+    """Any element whose bytes are all 0xFF (the worker's pre-call poison)."""
+    if t.numel() == 0 or t.element_size() == 0:
+        return False
+    b = t.detach().contiguous().reshape(-1).view(torch.uint8).reshape(t.numel(), t.element_size())
+    return bool((b == 255).all(dim=1).any())
+
+
+def check_outputs(records: Sequence[OutputRecord], expected: Sequence[torch.Tensor],
+                  oracle: Sequence[torch.Tensor] | None, tol: Tolerance | None) -> list[Failure]:
+    if len(records) != len(expected):
+        return [Failure("output.structure", f"{len(records)} outputs, expected {len(expected)}")]
+    fails = []
+    for i, (rec, exp) in enumerate(zip(records, expected)):
+        t = tol or default_tolerance(exp.dtype)
+        for f in check_output(rec, exp, oracle[i] if oracle is not None else None, t):
+            fails.append(Failure(f.reason, f.message if len(records) == 1 else f"output {i}: {f.message}"))
+    return fails
+
+
+def inputs_unchanged(before: Sequence[object], after: Sequence[OutputRecord]) -> list[Failure]:
+    """Compare inputs as generated by the parent with the bytes the worker held after the call."""
+    for i, (b, a) in enumerate(zip(before, after)):
+        if type(b) is torch.Tensor:
+            if a.tensor is None or a.tensor.shape != b.shape or a.tensor.dtype != b.dtype \
+                    or not torch.equal(_raw_bytes(a.tensor), _raw_bytes(b)):
+                return [Failure("correctness.input_mutated", f"input {i} was modified by the call")]
+    return []
+
+
+def _raw_bytes(t: torch.Tensor) -> torch.Tensor:
+    # Bitwise, so NaN inputs compare equal to themselves and -0.0 differs from 0.0.
+    return t.detach().cpu().contiguous().reshape(-1).view(torch.uint8)

@@ -1,0 +1,1 @@
+"""The trust boundary: code under test runs in worker processes; the scorer never imports it."""

@@ -1,0 +1,169 @@
+"""`score(task, candidate)`: the correctness gate, then AB-BA timing against the baseline.
+
+The candidate and the baseline each run in their own worker process; this process holds the
+secret seeds, regenerates inputs, runs the trusted reference and computes every verdict.
+"""
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .. import bench_configs
+from ..correctness import Failure, Tolerance, check_outputs, inputs_unchanged
+from ..device.fingerprint import fingerprint
+from ..errors import CandidateRejected, UsageError
+from ..isolation.client import WorkerClient
+from ..isolation.protocol import ProtocolError, decode_values
+from ..results import VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, Reason, ScoreResult
+from ..task_runtime import TaskProgram
+from ..tasks import FORMAT_KERNELBENCH, TaskSpec, load_task
+from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
+from .compare import check_device
+from .worker_side import WorkerSide
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """How to score.  Defaults suit a CPU task of ~1-20 ms per call."""
+
+    sampler: SamplerConfig = field(default_factory=SamplerConfig)
+    device: str | None = None         # None: the task's device
+    check_seeds: int = 3              # fresh secret seeds per input size in the gate
+    load_timeout_s: float = 300.0     # loading may compile C++ (~35 s here)
+    call_timeout_s: float = 60.0      # one gate call or one timed block
+    timed_check_fraction: float = 0.3  # share of timed blocks whose output is checked (>= 2 blocks)
+    s_ref: float | None = None        # override bench_configs / the task default
+    seed: int | None = None           # master seed (default: secret, drawn per run)
+    bench_configs_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not self.call_timeout_s > 0 or not self.load_timeout_s > 0:
+            raise ValueError("timeouts must be > 0 seconds")
+        if self.check_seeds < 1:
+            raise ValueError(f"check_seeds must be >= 1, got {self.check_seeds}")
+        if self.s_ref is not None and not self.s_ref > 1:
+            raise ValueError(f"s_ref must be > 1, got {self.s_ref}")
+
+
+def _derive_seeds(master: int, n: int) -> list[int]:
+    return [int(x) for x in np.random.SeedSequence(master).generate_state(n, dtype=np.uint64) >> np.uint64(2)]
+
+
+def _tolerance(spec: TaskSpec) -> Tolerance | None:
+    if spec.rtol is None and spec.atol is None:
+        return None  # per-dtype defaults
+    return Tolerance(spec.rtol if spec.rtol is not None else 0.0, spec.atol if spec.atol is not None else 0.0)
+
+
+def _load(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg: ScoreConfig,
+          init_seed: int, probe_seed: int) -> None:
+    client.request("load", cfg.load_timeout_s, task=spec.to_dict(), device=device, file=str(file),
+                   untrusted=client.untrusted, init_seed=init_seed, cache_flush=cfg.sampler.cache_flush,
+                   probe_seed=probe_seed, probe_size=spec.sizes[0])
+
+
+def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s: float) -> tuple[int, list[Failure]]:
+    """Run the candidate on every size with fresh seeds; compare in this process."""
+    spec = program.spec
+    tol = _tolerance(spec)
+    checks = 0
+    for size in spec.sizes:
+        expected_bytes = sum(t.numel() * t.element_size() for t in program.reference(program.make_inputs(seeds[0], size))
+                             if hasattr(t, "numel"))
+        header, blobs = client.request("check", timeout_s * len(seeds), seeds=seeds, size=size,
+                                       poison_bytes=expected_bytes)
+        pos = 0
+        try:
+            for seed, res in zip(seeds, header["results"], strict=True):
+                n_out, n_in = len(res["outputs"]), len(res["inputs"])
+                outs = decode_values(res["outputs"], blobs[pos:pos + n_out])
+                ins = decode_values(res["inputs"], blobs[pos + n_out:pos + n_out + n_in])
+                pos += n_out + n_in
+                inputs = program.make_inputs(seed, size)
+                fails = check_outputs(outs, program.reference(inputs), program.oracle(inputs), tol) \
+                    or inputs_unchanged(inputs, ins)
+                checks += 1
+                if fails:
+                    return checks, [Failure(f.reason, f"size {size!r}: {f.message}") for f in fails]
+        except (KeyError, TypeError, ValueError, ProtocolError) as exc:
+            raise CandidateRejected("tamper.protocol", f"{client.label}: bad check reply: {exc}") from None
+    return checks, []
+
+
+def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[float, str, list[str]]:
+    if cfg.s_ref is not None:
+        return cfg.s_ref, "command line", []
+    key = bench_configs.device_key(device, fp)
+    found = bench_configs.lookup(spec.name, key, cfg.bench_configs_dir)
+    if found is not None:
+        return found.value, found.source, []
+    if spec.s_ref_default is not None:
+        return spec.s_ref_default, "task default", [
+            f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="
+            f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"]
+    raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")
+
+
+def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfig | None = None,
+          *, overrides: dict[str, str] | None = None, progress: ProgressFn | None = None,
+          log: Callable[[str], None] | None = None) -> ScoreResult:
+    """Gate `candidate` on `task`, then time it against the task's baseline."""
+    cfg = config or ScoreConfig()
+    spec = task if isinstance(task, TaskSpec) else load_task(task, overrides)
+    device = check_device(cfg.device or spec.device)
+    cand_path = Path(candidate)
+    if not cand_path.is_file():
+        raise UsageError(f"{candidate}: no such file")
+    master = cfg.seed if cfg.seed is not None else secrets.randbits(62)
+    init_seed, probe_seed, *check_seeds = _derive_seeds(master, 2 + cfg.check_seeds)
+    program = TaskProgram(spec, device, init_seed=init_seed)
+    say = log or (lambda msg: None)
+    fp = fingerprint(device)
+    s_ref, s_ref_source, warnings = _s_ref(spec, device, fp, cfg) if spec.kind == "perf" else (None, "", [])
+    base = dict(task=spec.name, task_kind=spec.kind, candidate=str(candidate), device=device, seed=master,
+                overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
+    checks = 0
+    with WorkerClient("candidate", untrusted=True) as cand:
+        try:
+            say("loading candidate")
+            _load(cand, spec, device, cand_path, cfg, init_seed, probe_seed)
+            say(f"correctness gate: {len(spec.sizes)} sizes x {len(check_seeds)} seeds")
+            checks, fails = gate(cand, program, check_seeds, cfg.call_timeout_s)
+            if fails:
+                return ScoreResult(verdict=VERDICT_REJECTED, reasons=tuple(Reason(f.reason, f.message) for f in fails),
+                                   checks=checks, worker_logs={"candidate": cand.log_tail()}, **base)
+            if spec.kind == "impl":
+                raise UsageError(f"{spec.name}: impl tasks are not supported by score yet")
+            # The baseline's worker starts only now: most rejected candidates never need it.
+            with WorkerClient("baseline", untrusted=False) as base_worker:
+                comparison, timed_checks = _time(spec, program, cand, base_worker, device, cfg, master,
+                                                 init_seed, probe_seed, fp, progress, say)
+        except CandidateRejected as exc:
+            return ScoreResult(verdict=VERDICT_REJECTED, reasons=(Reason(exc.reason, exc.message),), checks=checks,
+                               worker_logs={"candidate": cand.log_tail()}, **base)
+        return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks + timed_checks, comparison=comparison,
+                           worker_logs={"candidate": cand.log_tail()}, **base)
+
+
+def _time(spec, program, cand, base_worker, device, cfg, master, init_seed, probe_seed, fp, progress, say):
+    baseline_file = spec.root if spec.format == FORMAT_KERNELBENCH else spec.file("baseline")
+    sampler_cfg = cfg.sampler
+    if spec.min_pairs > sampler_cfg.min_pairs:
+        sampler_cfg = dataclasses.replace(sampler_cfg, min_pairs=spec.min_pairs,
+                                          max_pairs=max(sampler_cfg.max_pairs, spec.min_pairs))
+    say("loading baseline")
+    _load(base_worker, spec, device, baseline_file, cfg, init_seed, probe_seed)
+    base_side = WorkerSide(base_worker, None, spec.timed_size, cfg.call_timeout_s)
+    cand_side = WorkerSide(cand, program, spec.timed_size, cfg.call_timeout_s, _tolerance(spec),
+                           check_fraction=cfg.timed_check_fraction)
+    say("timing AB-BA pairs")
+    samples = sample_pairs(base_side, cand_side, sampler_cfg, seed=master, progress=progress)
+    comparison = ComparisonResult(baseline=str(baseline_file), candidate=str(cand.label), device=device,
+                                  timer="cuda_events" if device.startswith("cuda") else "cpu_perf_counter",
+                                  seed=master, samples=samples, config=sampler_cfg.to_dict(), fingerprint=fp)
+    return comparison, cand_side.checks

@@ -1,0 +1,79 @@
+"""A sampler `Side` backed by a worker process, with the scorer's checks on every block.
+
+Per block the scorer (1) wall-clocks the request, (2) refuses reported times the wall clock
+cannot contain, and (3) for the candidate, picks one iteration *after* the block (in the first blocks
+and a random share of the rest) and checks its output against the reference on inputs it
+regenerates itself, so caching, replay and skipping
+work in timed iterations are caught, not just in the gate.
+"""
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+
+from ..correctness import Tolerance, check_outputs, inputs_unchanged
+from ..errors import CandidateRejected
+from ..isolation.client import WorkerClient
+from ..isolation.protocol import ProtocolError, decode_values
+from ..task_runtime import TaskProgram
+from ..timing.inprocess import iteration_seed
+
+
+@dataclass
+class BlockWall:
+    """What the scorer saw of one block: wall time of the request vs the time reported."""
+
+    wall_ns: float
+    reported_ns: float
+    iters: int
+
+
+@dataclass
+class WorkerSide:
+    client: WorkerClient
+    program: TaskProgram | None          # set for the candidate: its timed outputs get checked
+    size: str
+    timeout_s: float
+    tolerance: Tolerance | None = None
+    check_fraction: float = 1.0
+    blocks: list[BlockWall] = field(default_factory=list)
+    checks: int = 0
+
+    def _should_check(self) -> bool:
+        # The first two timed blocks always, then a random share: decided after each block ran,
+        # so the candidate cannot know which iterations are looked at.
+        return self.checks < 2 or secrets.randbelow(1_000_000) < self.check_fraction * 1_000_000
+
+    def run_block(self, iters: int, seed: int) -> float:
+        t0 = time.perf_counter_ns()
+        header, _ = self.client.request("time", self.timeout_s, iters=iters, seed=seed, size=self.size)
+        wall = time.perf_counter_ns() - t0
+        total = header.get("total_ns")
+        if not isinstance(total, (int, float)) or not math.isfinite(total) or total <= 0:
+            raise CandidateRejected("tamper.impossible_time", f"{self.client.label} reported time {total!r}")
+        if total > wall:
+            raise CandidateRejected("tamper.impossible_time",
+                                    f"{self.client.label} reported {total / 1e6:.3f} ms for a block the scorer "
+                                    f"saw take {wall / 1e6:.3f} ms")
+        self.blocks.append(BlockWall(float(wall), float(total), iters))
+        if self.program is not None and self._should_check():
+            self._check_timed_output(iters, seed)
+        return total / iters
+
+    def _check_timed_output(self, iters: int, seed: int) -> None:
+        k = secrets.randbelow(iters)  # chosen after the block ran
+        header, blobs = self.client.request("fetch", self.timeout_s, index=k)
+        try:
+            n_out = len(header["outputs"])
+            outs = decode_values(header["outputs"], blobs[:n_out])
+            ins = decode_values(header["inputs"], blobs[n_out:])
+        except (KeyError, TypeError, ProtocolError) as exc:
+            raise CandidateRejected("tamper.protocol", f"{self.client.label}: bad fetch reply: {exc}") from None
+        inputs = self.program.make_inputs(iteration_seed(seed, k), self.size)
+        fails = check_outputs(outs, self.program.reference(inputs), self.program.oracle(inputs), self.tolerance) \
+            or inputs_unchanged(inputs, ins)
+        self.checks += 1
+        if fails:
+            raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")

@@ -1,0 +1,106 @@
+"""The executable side of a task: input maker, reference, and the callables under test.
+
+Used by the scorer (inputs, reference, oracle: trusted) and by worker processes (inputs and the
+baseline/candidate callable).  One class for both task formats so callers never branch on it.
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from .errors import CandidateRejected, UsageError
+from .loading import describe_exception, get_callable, load_module
+from .tasks import FORMAT_KERNELBENCH, TaskSpec
+
+
+def as_outputs(obj: Any) -> list[Any]:
+    """A kernel returns a tensor or a tuple of tensors; always work with a list.
+
+    Only a tuple means several outputs: a list is one (wrong) output, not a tensor.
+    """
+    return list(obj) if type(obj) is tuple else [obj]
+
+
+def _to_device(x: Any, device: str) -> Any:
+    return x.to(device) if isinstance(x, torch.Tensor) else x
+
+
+def _upcast(x: Any) -> Any:
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.to(torch.float64)
+    return x
+
+
+class TaskProgram:
+    """A task's trusted code loaded into this process, for one device."""
+
+    def __init__(self, spec: TaskSpec, device: str, init_seed: int = 0):
+        self.spec = spec
+        self.device = device
+        self.init_seed = init_seed
+        if spec.format == FORMAT_KERNELBENCH:
+            self._problem = load_module(spec.root)
+            for key, value in spec.overrides.items():
+                setattr(self._problem, key, value)
+            self._make = lambda seed, size: self._kernelbench_inputs(seed)
+            self._reference_model = self._build(get_callable(self._problem, "Model", spec.root))
+            self._reference = self._reference_model
+        else:
+            inputs_mod = load_module(spec.file("inputs"))
+            self._make = get_callable(inputs_mod, "make_inputs", spec.file("inputs"))
+            self._reference = get_callable(load_module(spec.file("reference")), "reference", spec.file("reference"))
+            self._reference_model = None
+
+    # -- inputs and reference (trusted) -------------------------------------------------------
+    def _kernelbench_inputs(self, seed: int) -> tuple:
+        # KernelBench problems draw from the global RNG: seed it per input set.
+        torch.manual_seed(seed)
+        return tuple(get_callable(self._problem, "get_inputs", self.spec.root)())
+
+    def make_inputs(self, seed: int, size: str) -> tuple:
+        try:
+            args = self._make(seed, size)
+        except Exception as exc:  # noqa: BLE001 - task code
+            raise UsageError(f"{self.spec.name}: input maker failed for size {size!r}: {describe_exception(exc)}") from None
+        if not isinstance(args, (tuple, list)):
+            raise UsageError(f"{self.spec.name}: make_inputs must return a tuple, got {type(args).__name__}")
+        return tuple(_to_device(a, self.device) for a in args)
+
+    def reference(self, inputs: tuple) -> list[torch.Tensor]:
+        with torch.no_grad():
+            return as_outputs(self._reference(*inputs))
+
+    def oracle(self, inputs: tuple) -> list[torch.Tensor] | None:
+        """The reference computed in float64 (None if the task's reference cannot run so)."""
+        fn = self._reference
+        if self._reference_model is not None:
+            fn = copy.deepcopy(self._reference_model).to(torch.float64)
+        try:
+            with torch.no_grad():
+                return as_outputs(fn(*(_upcast(x) for x in inputs)))
+        except (RuntimeError, TypeError):
+            return None
+
+    # -- code under test ------------------------------------------------------------------------
+    def _build(self, cls: Any) -> Callable[..., Any]:
+        init = get_callable(self._problem, "get_init_inputs", self.spec.root)()
+        torch.manual_seed(self.init_seed)  # same initial weights for Model and ModelNew
+        model = cls(*init)
+        return model.to(self.device) if isinstance(model, torch.nn.Module) else model
+
+    def load_callable(self, path: Path, *, untrusted: bool) -> Callable[..., Any]:
+        """The function (or KernelBench model) in `path` that is timed and checked."""
+        if self.spec.format == FORMAT_KERNELBENCH and path.resolve() == self.spec.root:
+            return self._build(get_callable(self._problem, "Model", path))  # the baseline
+        module = load_module(path, untrusted=untrusted)
+        if self.spec.format != FORMAT_KERNELBENCH:
+            return get_callable(module, self.spec.entry_point, path, untrusted=untrusted)
+        cls = get_callable(module, self.spec.entry_point, path, untrusted=untrusted)
+        try:
+            return self._build(cls)
+        except Exception as exc:  # noqa: BLE001 - candidate code
+            msg = f"{path}: constructing {self.spec.entry_point} failed: {describe_exception(exc)}"
+            raise (CandidateRejected("candidate.raised", msg) if untrusted else UsageError(msg)) from None

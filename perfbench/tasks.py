@@ -1,0 +1,161 @@
+"""Task directories (and KernelBench problem files): parsing, validation of the format, and the
+trusted pieces the scorer runs itself (input maker, reference).
+
+A task directory holds task.toml, reference.py, baseline.py, solution.py, inputs.py and
+optionally starter.py and tests/ (impl tasks).  A single .py file with `Model`, `get_inputs`
+and `get_init_inputs` is a KernelBench problem: its Model is both the reference and the baseline,
+and a candidate defines `ModelNew`.  docs/tasks.md describes both formats.
+"""
+from __future__ import annotations
+
+import ast
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+KINDS = ("perf", "impl")
+DEVICES = ("cpu", "cuda")
+FORMAT_DIR = "task_dir"
+FORMAT_KERNELBENCH = "kernelbench"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A parsed task.  Everything the scorer and the workers need to know, serialisable."""
+
+    root: Path                    # the task directory, or the KernelBench file
+    format: str                   # task_dir | kernelbench
+    name: str
+    kind: str
+    device: str
+    entry_point: str
+    description: str = ""
+    sizes: tuple[str, ...] = ("default",)
+    timed_size: str = "default"
+    rtol: float | None = None
+    atol: float | None = None
+    min_pairs: int = 10
+    s_ref_default: float | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)  # KernelBench --set NAME=VALUE
+
+    def file(self, role: str) -> Path:
+        """Path of reference/baseline/solution/starter/inputs (task_dir format)."""
+        return self.root / f"{role}.py"
+
+    @property
+    def tests_dir(self) -> Path:
+        return self.root / "tests"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"root": str(self.root), "format": self.format, "name": self.name, "kind": self.kind,
+                "device": self.device, "entry_point": self.entry_point, "description": self.description,
+                "sizes": list(self.sizes), "timed_size": self.timed_size, "rtol": self.rtol,
+                "atol": self.atol, "min_pairs": self.min_pairs, "s_ref_default": self.s_ref_default,
+                "overrides": dict(self.overrides)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
+        d = dict(d)
+        d["root"] = Path(d["root"])
+        d["sizes"] = tuple(d["sizes"])
+        return cls(**d)
+
+
+def _field(table: dict, key: str, types: type | tuple, where: str, default: Any = ...) -> Any:
+    if key not in table:
+        if default is ...:
+            raise UsageError(f"{where}: missing field '{key}'")
+        return default
+    value = table[key]
+    # bool is an int to isinstance; a TOML `true` is never a valid number here
+    if not isinstance(value, types) or (isinstance(value, bool) and types is not bool):
+        raise UsageError(f"{where}: field '{key}' has the wrong type ({type(value).__name__})")
+    return value
+
+
+def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> TaskSpec:
+    """Parse a task directory or a KernelBench problem file; one-line UsageError when malformed."""
+    p = Path(path).expanduser()
+    if p.is_file() and p.suffix == ".py":
+        return _load_kernelbench(p.resolve(), overrides or {})
+    if overrides:
+        raise UsageError("--set applies only to KernelBench problem files")
+    if not p.is_dir():
+        raise UsageError(f"{path}: no such task directory")
+    toml_path = p / "task.toml"
+    if not toml_path.is_file():
+        raise UsageError(f"{toml_path}: missing (a task directory needs task.toml)")
+    try:
+        doc = tomllib.loads(toml_path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{toml_path}: invalid TOML: {exc}") from None
+    where = str(toml_path)
+    kind = _field(doc, "kind", str, where)
+    if kind not in KINDS:
+        raise UsageError(f"{where}: kind must be one of {'|'.join(KINDS)}, got {kind!r}")
+    device = _field(doc, "device", str, where)
+    if device not in DEVICES:
+        raise UsageError(f"{where}: device must be one of {'|'.join(DEVICES)}, got {device!r}")
+    inputs = _field(doc, "inputs", dict, where, {})
+    sizes = tuple(_field(inputs, "sizes", list, where + " [inputs]", ["default"]))
+    if not sizes or not all(isinstance(s, str) for s in sizes):
+        raise UsageError(f"{where}: [inputs] sizes must be a non-empty list of names")
+    timed = _field(inputs, "timed_size", str, where + " [inputs]", sizes[-1])
+    if timed not in sizes:
+        raise UsageError(f"{where}: [inputs] timed_size {timed!r} is not one of sizes {list(sizes)}")
+    tol = _field(doc, "tolerance", dict, where, {})
+    timing = _field(doc, "timing", dict, where, {})
+    s_ref = _field(timing, "s_ref", (int, float), where + " [timing]", None)
+    if s_ref is not None and s_ref <= 1.0:
+        raise UsageError(f"{where}: [timing] s_ref must be > 1, got {s_ref}")
+    spec = TaskSpec(
+        root=p.resolve(), format=FORMAT_DIR, name=_field(doc, "name", str, where, p.name), kind=kind,
+        device=device, entry_point=_field(doc, "entry_point", str, where, "kernel"),
+        description=_field(doc, "description", str, where, ""), sizes=sizes, timed_size=timed,
+        rtol=_field(tol, "rtol", (int, float), where + " [tolerance]", None),
+        atol=_field(tol, "atol", (int, float), where + " [tolerance]", None),
+        min_pairs=_field(timing, "pairs", int, where + " [timing]", 10),
+        s_ref_default=float(s_ref) if s_ref is not None else None)
+    required = ["reference", "baseline", "inputs"] + (["solution"] if kind == "perf" else [])
+    for role in required:
+        if not spec.file(role).is_file():
+            raise UsageError(f"{spec.file(role)}: missing (every {kind} task needs {role}.py)")
+    if kind == "impl" and not spec.tests_dir.is_dir():
+        raise UsageError(f"{spec.tests_dir}: missing (impl tasks need a tests/ folder)")
+    return spec
+
+
+def _load_kernelbench(path: Path, overrides: dict[str, str]) -> TaskSpec:
+    try:
+        tree = ast.parse(path.read_text(), filename=str(path))
+    except SyntaxError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    constants = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in names]
+    if missing:
+        raise UsageError(f"{path}: not a task directory nor a KernelBench problem (no {', '.join(missing)})")
+    parsed = {}
+    for key, raw in overrides.items():
+        if key not in constants:
+            raise UsageError(f"--set {key}: {path.name} has no module-level constant {key!r}")
+        try:
+            parsed[key] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            raise UsageError(f"--set {key}={raw}: value must be a Python literal (number, string, tuple)") from None
+    return TaskSpec(root=path, format=FORMAT_KERNELBENCH, name=path.stem, kind="perf", device="cuda",
+                    entry_point="ModelNew", description="KernelBench problem", sizes=("default",),
+                    timed_size="default", overrides=parsed)
+
+
+def parse_overrides(items: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--set {item}: expected NAME=VALUE")
+        out[key] = value
+    return out

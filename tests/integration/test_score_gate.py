@@ -1,0 +1,72 @@
+"""The correctness gate through the real worker boundary: one candidate per rule.
+
+Each candidate in tests/fixtures/candidates breaks exactly one rule and must be rejected with
+exactly that reason; honest candidates must be scored.
+"""
+from pathlib import Path
+
+import pytest
+
+from perfbench.pipeline.score import ScoreConfig, score
+from perfbench.timing.sampler import SamplerConfig
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+TASK = FIX / "tiny_task"
+QUICK = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), call_timeout_s=20,
+                    check_seeds=2)
+
+REJECTIONS = {
+    "wrong_values": "correctness.mismatch",
+    "wrong_shape": "correctness.shape",
+    "wrong_dtype": "correctness.dtype",
+    "precision_downcast": "correctness.mismatch",
+    "nan_output": "correctness.nan",
+    "inf_output": "correctness.nan",
+    "empty_output": "correctness.empty",
+    "broadcast_output": "correctness.broadcast",
+    "aliases_input": "correctness.aliases_input",
+    "mutates_input": "correctness.input_mutated",
+    "uninitialised_output": "correctness.uninitialised",
+    "not_a_tensor": "output.not_tensor",
+    "tensor_subclass": "output.not_tensor",
+    "wrong_device": "correctness.device",
+    "raises": "candidate.raised",
+    "syntax_error": "candidate.syntax",
+    "no_entry_point": "candidate.missing_entry_point",
+    "wrong_signature": "candidate.signature",
+    "segfaults": "candidate.crashed",
+    "exits": "candidate.exited",
+}
+
+
+@pytest.mark.parametrize("name,reason", sorted(REJECTIONS.items()))
+def test_rule_breaker_rejected_with_its_reason(name, reason):
+    r = score(TASK, FIX / "candidates" / f"{name}.py", QUICK)
+    assert r.verdict == "rejected"
+    assert [x.code for x in r.reasons] == [reason], r.reasons
+    assert r.comparison is None            # rejected candidates are never timed
+    assert r.r_perf == 0.0
+
+
+def test_hang_is_killed_with_timeout():
+    cfg = ScoreConfig(sampler=QUICK.sampler, call_timeout_s=2, check_seeds=1)
+    r = score(TASK, FIX / "candidates" / "hangs.py", cfg)
+    assert [x.code for x in r.reasons] == ["candidate.timeout"]
+
+
+@pytest.mark.parametrize("name", ["honest_fast", "honest_slow"])
+def test_honest_candidates_scored(name):
+    r = score(TASK, FIX / "candidates" / f"{name}.py", QUICK)
+    assert r.verdict == "scored", r.reasons
+    assert r.reasons == ()
+    assert r.comparison.samples.n_pairs >= 6
+    assert r.checks >= 2 * 2 + 2              # 2 sizes x 2 seeds in the gate + timed-output checks
+    if name == "honest_slow":
+        assert r.comparison.speedup < 1 and r.r_perf == 0.0
+
+
+def test_seed_recorded_and_reproducible_gate():
+    cfg = ScoreConfig(sampler=QUICK.sampler, seed=1234, check_seeds=1)
+    r = score(TASK, FIX / "candidates" / "wrong_values.py", cfg)
+    assert r.seed == 1234
+    assert r.to_dict()["seed"] == 1234
