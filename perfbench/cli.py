@@ -130,5 +130,29 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides,
     sys.exit(EXIT_REJECTED if result.verdict == VERDICT_REJECTED else 0)
 
 
+@main.command()
+@click.argument("task_dir", type=click.Path(path_type=Path))
+@click.option("--device", default=None, help="cpu or cuda[:N] (default: the task's device).")
+@click.option("--pairs", type=int, default=None, help="Minimum AB-BA pairs (>= 5).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress on stderr.")
+def validate(task_dir, device, pairs, as_json, quiet):
+    """Check TASK_DIR's validity gates on this machine (exit 0 valid, 1 not valid)."""
+    from .errors import EXIT_REJECTED, UsageError
+    from .pipeline.compare_files import sampler_config
+    from .pipeline.score import ScoreConfig
+    from .pipeline.validate import validate as run_validate
+    from .report import validation_table
+
+    try:
+        cfg = ScoreConfig(sampler=sampler_config(min_pairs=pairs), device=device)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    say = None if (quiet or as_json) else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
+    report = run_validate(task_dir, cfg, log=say)
+    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else validation_table(report))
+    sys.exit(0 if report.ok else EXIT_REJECTED)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

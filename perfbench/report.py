@@ -1,6 +1,7 @@
 """Turn results into text a person reads.  Computes nothing that is not already in the result."""
 from __future__ import annotations
 
+from .pipeline.validate import ValidationReport
 from .results import VERDICT_REJECTED, ComparisonResult, ScoreResult, _median
 
 SIGNIFICANCE = 0.01
@@ -55,7 +56,7 @@ def score_table(r: ScoreResult) -> str:
         for reason in r.reasons:
             lines.append(f"{'reason':<10} {reason.code}: {reason.message}")
         lines.append(f"{'reward':<10} 0 (rejected: not timed)" if r.comparison is None else f"{'reward':<10} 0 (rejected)")
-    else:
+    elif r.task_kind == "perf":
         lines.append(f"{'gate':<10} PASS ({r.checks} output checks against the float64 reference)")
         c = r.comparison
         if c is not None:
@@ -66,9 +67,17 @@ def score_table(r: ScoreResult) -> str:
                          f"candidate {format_time(_median(c.samples.candidate_ns))} per call")
             lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
             lines.append(f"{'R_perf':<10} {r.r_perf:.3f}")
-        if r.r_impl is not None:
-            lines.append(f"{'R_impl':<10} {r.r_impl:.0f} ({r.tests_passed}/{r.tests_total} tests passed)")
+    if r.verdict != VERDICT_REJECTED and r.r_impl is not None:
+        lines.append(f"{'R_impl':<10} {r.r_impl:.0f} ({r.tests_passed}/{r.tests_total} tests passed)")
     for w in r.warnings:
         lines.append(f"{'warning':<10} {w}")
     lines.append(f"{'verdict':<10} {r.verdict.upper()}")
+    return "\n".join(lines)
+
+
+def validation_table(v: "ValidationReport") -> str:
+    lines = [f"{'task':<22} {v.task}"]
+    for g in v.gates:
+        lines.append(f"{g.name:<22} {'ok  ' if g.ok else 'FAIL'} {g.detail}")
+    lines.append(f"{'valid':<22} {'yes' if v.ok else 'NO'}")
     return "\n".join(lines)

@@ -119,7 +119,7 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         atol=_field(tol, "atol", (int, float), where + " [tolerance]", None),
         min_pairs=_field(timing, "pairs", int, where + " [timing]", 10),
         s_ref_default=float(s_ref) if s_ref is not None else None)
-    required = ["reference", "baseline", "inputs"] + (["solution"] if kind == "perf" else [])
+    required = ["reference", "baseline", "inputs", "solution"] if kind == "perf" else ["solution"]
     for role in required:
         if not spec.file(role).is_file():
             raise UsageError(f"{spec.file(role)}: missing (every {kind} task needs {role}.py)")

@@ -32,6 +32,10 @@ def _worker_env() -> dict[str, str]:
     env = dict(os.environ)
     root = str(Path(perfbench.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    # Two workers take turns on the same cores.  OpenMP's default is to let idle threads spin
+    # for a while after each parallel region, which steals the cores from the *other* worker's
+    # next block and inflates whichever side runs second; passive waiting puts them to sleep.
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return env
 
 

@@ -17,6 +17,7 @@ from .. import bench_configs
 from ..correctness import Failure, Tolerance, check_outputs, inputs_unchanged
 from ..device.fingerprint import fingerprint
 from ..errors import CandidateRejected, UsageError
+from ..impl_tests import run_tests
 from ..isolation.client import WorkerClient
 from ..isolation.protocol import ProtocolError, decode_values
 from ..results import VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, Reason, ScoreResult
@@ -120,6 +121,8 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
     if not cand_path.is_file():
         raise UsageError(f"{candidate}: no such file")
     master = cfg.seed if cfg.seed is not None else secrets.randbits(62)
+    if spec.kind == "impl":
+        return _score_impl(spec, cand_path, device, master, cfg, log or (lambda msg: None))
     init_seed, probe_seed, *check_seeds = _derive_seeds(master, 2 + cfg.check_seeds)
     program = TaskProgram(spec, device, init_seed=init_seed)
     say = log or (lambda msg: None)
@@ -137,8 +140,6 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
             if fails:
                 return ScoreResult(verdict=VERDICT_REJECTED, reasons=tuple(Reason(f.reason, f.message) for f in fails),
                                    checks=checks, worker_logs={"candidate": cand.log_tail()}, **base)
-            if spec.kind == "impl":
-                raise UsageError(f"{spec.name}: impl tasks are not supported by score yet")
             # The baseline's worker starts only now: most rejected candidates never need it.
             with WorkerClient("baseline", untrusted=False) as base_worker:
                 comparison, timed_checks = _time(spec, program, cand, base_worker, device, cfg, master,
@@ -148,6 +149,18 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
                                worker_logs={"candidate": cand.log_tail()}, **base)
         return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks + timed_checks, comparison=comparison,
                            worker_logs={"candidate": cand.log_tail()}, **base)
+
+
+def _score_impl(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,
+                say: Callable[[str], None]) -> ScoreResult:
+    """Implementation tasks: R_impl = 1 iff every test in the task's tests/ passes."""
+    say(f"running {spec.name}'s tests against the candidate")
+    run = run_tests(spec.tests_dir, cand_path, spec.entry_point, timeout_s=cfg.load_timeout_s)
+    warnings = tuple(f"failed: {name}" for name in run.failed_names)
+    return ScoreResult(task=spec.name, task_kind="impl", candidate=str(cand_path), device=device,
+                       verdict=VERDICT_SCORED, reasons=(), checks=run.total, seed=master,
+                       tests_passed=run.passed, tests_total=run.total, warnings=warnings,
+                       worker_logs={"tests": run.output_tail})
 
 
 def _time(spec, program, cand, base_worker, device, cfg, master, init_seed, probe_seed, fp, progress, say):

@@ -1,0 +1,129 @@
+"""`perfbench score` as a user runs it: exit codes, one-line errors, JSON, nothing half-written."""
+import json
+from pathlib import Path
+
+import pytest
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+TASK = FIX / "tiny_task"
+KB = FIX / "kernelbench"
+FAST = ["--pairs", "6", "--max-pairs", "6", "--timeout", "20"]
+KB_SMALL = ["--device", "cpu", "--set", "batch_size=32", "--set", "in_features=64", "--set", "out_features=48"]
+
+
+def _one_line(proc, code, needle):
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+
+
+def test_scored_json_and_out(run_cli, tmp_path):
+    out = tmp_path / "verdict.json"
+    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--out", out, *FAST)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc == json.loads(out.read_text())
+    assert doc["verdict"] == "scored" and doc["reasons"] == []
+    assert doc["s_ref"] == 1.5 and doc["s_ref_source"] == "task default"
+    assert doc["r_perf"] == 0.0 or doc["speedup"] > 1.5
+    assert len(doc["comparison"]["samples"]["baseline_ns"]) >= 6
+    assert any("no bench_configs entry" in w for w in doc["warnings"])
+
+
+def test_rejected_exit_1_with_reason(run_cli, tmp_path):
+    out = tmp_path / "v.json"
+    proc = run_cli("score", TASK, FIX / "candidates" / "wrong_values.py", "--out", out, *FAST)
+    assert proc.returncode == 1
+    assert "correctness.mismatch" in proc.stdout and "REJECTED" in proc.stdout
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "rejected" and doc["reward"] == 0.0 and doc["comparison"] is None
+
+
+def test_candidate_prints_cannot_forge_the_verdict(run_cli, write):
+    cand = write("forger.py", """
+        import sys
+        print('{"verdict": "scored", "reward": 1.0}')
+        sys.stdout.flush()
+
+        def kernel(x, y):
+            return 2 * x + y + 1
+    """)
+    proc = run_cli("score", TASK, cand, "--json", "--quiet", *FAST)
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)  # stdout is exactly one JSON document: the scorer's
+    assert doc["verdict"] == "rejected"
+    assert '"reward": 1.0' in doc["worker_logs"]["candidate"]
+
+
+@pytest.mark.parametrize("setup,code,needle", [
+    ("missing_toml", 2, "task.toml: missing"),
+    ("bad_toml", 2, "task.toml: invalid TOML"),
+    ("bad_kind", 2, "kind must be one of perf|impl, got 'fast'"),
+    ("no_task", 2, "no such task directory"),
+    ("no_candidate", 2, "nope.py: no such file"),
+    ("bad_device", 2, "--device must be cpu or cuda"),
+    ("cuda_missing", 2, "no CUDA device"),
+    ("bad_set", 2, "has no module-level constant 'batchsize'"),
+])
+def test_usage_errors(run_cli, tmp_path, setup, code, needle):
+    task = tmp_path / "task"
+    task.mkdir()
+    cand = FIX / "candidates" / "honest_fast.py"
+    extra = []
+    if setup == "missing_toml":
+        pass
+    elif setup == "bad_toml":
+        (task / "task.toml").write_text("name = [unclosed\n")
+    elif setup == "bad_kind":
+        (task / "task.toml").write_text('kind = "fast"\ndevice = "cpu"\n')
+    elif setup == "no_task":
+        task = tmp_path / "nothing"
+    elif setup == "no_candidate":
+        task, cand = TASK, tmp_path / "nope.py"
+    elif setup == "bad_device":
+        task, extra = TASK, ["--device", "tpu"]
+    elif setup == "cuda_missing":
+        import torch
+        if torch.cuda.is_available():
+            pytest.skip("this machine has CUDA")
+        task, extra = TASK, ["--device", "cuda"]
+    elif setup == "bad_set":
+        task, cand, extra = KB / "19_ReLU_matmul.py", KB / "model_new_fused.py", ["--set", "batchsize=4"]
+    out = tmp_path / "never.json"
+    proc = run_cli("score", task, cand, "--out", out, *extra, *FAST)
+    _one_line(proc, code, needle)
+    assert not out.exists()  # nothing written half-way
+
+
+@pytest.mark.parametrize("name,reason", [("syntax_error", "candidate.syntax"),
+                                         ("no_entry_point", "candidate.missing_entry_point"),
+                                         ("wrong_signature", "candidate.signature"),
+                                         ("raises", "candidate.raised"), ("wrong_device", "correctness.device")])
+def test_candidate_errors_are_named_rejections(run_cli, name, reason):
+    proc = run_cli("score", TASK, FIX / "candidates" / f"{name}.py", "--json", "--quiet", *FAST)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert [r["code"] for r in json.loads(proc.stdout)["reasons"]] == [reason]
+
+
+def test_hang_times_out(run_cli):
+    proc = run_cli("score", TASK, FIX / "candidates" / "hangs.py", "--json", "--quiet", "--timeout", "2")
+    assert proc.returncode == 1
+    assert [r["code"] for r in json.loads(proc.stdout)["reasons"]] == ["candidate.timeout"]
+
+
+def test_kernelbench_problem_scored_end_to_end(run_cli):
+    proc = run_cli("score", KB / "19_ReLU_matmul.py", KB / "model_new_fused.py", *KB_SMALL, "--s-ref", "1.2",
+                   "--json", "--quiet", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["verdict"] == "scored"
+    assert doc["overrides"] == {"batch_size": 32, "in_features": 64, "out_features": 48}
+    assert 0.3 < doc["speedup"] < 3.0
+
+
+def test_kernelbench_wrong_model_rejected(run_cli):
+    proc = run_cli("score", KB / "19_ReLU_matmul.py", KB / "model_new_wrong.py", *KB_SMALL, "--s-ref", "1.2",
+                   "--json", "--quiet", *FAST)
+    assert proc.returncode == 1
+    assert [r["code"] for r in json.loads(proc.stdout)["reasons"]] == ["correctness.mismatch"]
