@@ -73,6 +73,12 @@ class WorkerClient:
         try:
             header, blobs = recv(self._conn, MAX_BLOB_BYTES)
         except (EOFError, OSError):
+            try:  # a crashing worker closes its socket a moment before it is reaped
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:  # alive, so it wrote something that is not a reply
+                self.kill()
+                raise CandidateRejected("tamper.protocol", f"{self.label} wrote malformed data to its "
+                                        f"channel during '{op}'") from None
             raise self._death(op) from None
         except ProtocolError as exc:
             self.kill()

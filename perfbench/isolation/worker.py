@@ -50,6 +50,7 @@ class _WorkerState:
         self.timer = None
         self.flush = None
         self.last_block: tuple[list, tuple] = ([], ())
+        self.pending: list[tuple] = []
         self._timer_classes = (CpuTimer, CudaEventTimer)
 
     # -- requests --------------------------------------------------------------------------------
@@ -116,13 +117,30 @@ class _WorkerState:
                 for _ in range(32 if n < (1 << 16) else 2)]
         del junk
 
+    def _refill(self, held: tuple, fresh: tuple) -> tuple:
+        """Copy the new values into the previous call's input tensors, in place.
+
+        Same objects, same addresses, new contents: a cache keyed on identity or data pointer
+        returns a stale answer here, deterministically.
+        """
+        torch = self.torch
+        if len(held) != len(fresh) or not all(
+                type(h) is torch.Tensor and type(f) is torch.Tensor and h.shape == f.shape
+                and h.dtype == f.dtype and h.device == f.device and h.is_contiguous() == f.is_contiguous()
+                for h, f in zip(held, fresh)):
+            return fresh
+        for h, f in zip(held, fresh):
+            h.copy_(f)
+        return held
+
     def check(self, req: dict[str, Any]) -> tuple[dict, list]:
         from ..task_runtime import as_outputs
         from .protocol import encode_values
 
         results, blobs = [], []
+        held: tuple = ()
         for seed in req["seeds"]:
-            inputs = self.program.make_inputs(seed, req["size"])
+            inputs = self._refill(held, self.program.make_inputs(seed, req["size"]))
             self._poison(req.get("poison_bytes", 0))
             out = self._call(inputs)
             self._check_integrity()
@@ -130,15 +148,26 @@ class _WorkerState:
             in_meta, in_blobs = encode_values(list(inputs))
             results.append({"outputs": out_meta, "inputs": in_meta})
             blobs += out_blobs + in_blobs
+            held = inputs
+            del out
         return {"results": results}, blobs
+
+    def prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """Generate a block's fresh inputs; a separate request so the scorer's wall clock of
+        'time' contains the calls and not the input generation."""
+        from ..timing.inprocess import iteration_seed
+
+        self.pending = [self.program.make_inputs(iteration_seed(req["seed"], k), req["size"])
+                        for k in range(req["iters"])]
+        self.last_block = ([], ())  # free the previous block's outputs now, not inside 'time'
+        self._sync()
+        return {"ok": True}, []
 
     def time(self, req: dict[str, Any]) -> tuple[dict, list]:
         from ..errors import CandidateRejected
         from ..loading import describe_exception
-        from ..timing.inprocess import iteration_seed
 
-        inputs = [self.program.make_inputs(iteration_seed(req["seed"], k), req["size"]) for k in range(req["iters"])]
-        self._sync()
+        inputs, self.pending = self.pending, []
         try:
             with self.torch.no_grad():
                 block = self.timer.time_block(self.fn, inputs, self.flush)
@@ -175,7 +204,8 @@ def main(fd: int) -> None:
 
     conn = Connection(fd)
     state = _WorkerState()
-    handlers = {"load": state.load, "check": state.check, "time": state.time, "fetch": state.fetch}
+    handlers = {"ping": lambda req: ({"ok": True}, []), "load": state.load, "check": state.check,
+                "prepare": state.prepare, "time": state.time, "fetch": state.fetch}
     while True:
         try:
             req = json.loads(conn.recv_bytes())

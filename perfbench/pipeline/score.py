@@ -13,14 +13,14 @@ from typing import Callable
 
 import numpy as np
 
-from .. import bench_configs
+from .. import bench_configs, tamper
 from ..correctness import Failure, Tolerance, check_outputs, inputs_unchanged
 from ..device.fingerprint import fingerprint
 from ..errors import CandidateRejected, UsageError
 from ..impl_tests import run_tests
 from ..isolation.client import WorkerClient
 from ..isolation.protocol import ProtocolError, decode_values
-from ..results import VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, Reason, ScoreResult
+from ..results import VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, PairedSamples, Reason, ScoreResult
 from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec, load_task
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
@@ -130,25 +130,76 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
     s_ref, s_ref_source, warnings = _s_ref(spec, device, fp, cfg) if spec.kind == "perf" else (None, "", [])
     base = dict(task=spec.name, task_kind=spec.kind, candidate=str(candidate), device=device, seed=master,
                 overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
+    baseline_file = spec.root if spec.format == FORMAT_KERNELBENCH else spec.file("baseline")
     checks = 0
-    with WorkerClient("candidate", untrusted=True) as cand:
+    # Both interpreters start together (importing torch takes seconds).  The baseline is timed
+    # alone first, before any candidate code is loaded, for the interference check.
+    with WorkerClient("candidate", untrusted=True) as cand, WorkerClient("baseline", untrusted=False) as base_w:
+        logs = lambda: {"candidate": cand.log_tail()}  # noqa: E731 - read at the end, not now
         try:
+            say("starting workers")
+            base_w.request("ping", cfg.load_timeout_s)
+            cand.request("ping", cfg.load_timeout_s)
+            say("loading baseline; timing it alone")
+            _load(base_w, spec, device, baseline_file, cfg, init_seed, probe_seed)
+            base_side = WorkerSide(base_w, None, spec.timed_size, cfg.call_timeout_s, other_sid=cand.proc.pid)
+            before = baseline_alone(base_side, cfg.sampler, _derive_seeds(master ^ 0x5A5A, 1)[0])
             say("loading candidate")
             _load(cand, spec, device, cand_path, cfg, init_seed, probe_seed)
             say(f"correctness gate: {len(spec.sizes)} sizes x {len(check_seeds)} seeds")
             checks, fails = gate(cand, program, check_seeds, cfg.call_timeout_s)
             if fails:
                 return ScoreResult(verdict=VERDICT_REJECTED, reasons=tuple(Reason(f.reason, f.message) for f in fails),
-                                   checks=checks, worker_logs={"candidate": cand.log_tail()}, **base)
-            # The baseline's worker starts only now: most rejected candidates never need it.
-            with WorkerClient("baseline", untrusted=False) as base_worker:
-                comparison, timed_checks = _time(spec, program, cand, base_worker, device, cfg, master,
-                                                 init_seed, probe_seed, fp, progress, say)
+                                   checks=checks, worker_logs=logs(), **base)
+            cand_side = WorkerSide(cand, program, spec.timed_size, cfg.call_timeout_s, _tolerance(spec),
+                                   check_fraction=cfg.timed_check_fraction)
+            say("timing AB-BA pairs")
+            sampler_cfg = _sampler_config(spec, cfg)
+            samples = sample_pairs(base_side, cand_side, sampler_cfg, seed=master, progress=progress)
+            _check_tampering(base_side, cand_side, before, samples)
         except CandidateRejected as exc:
             return ScoreResult(verdict=VERDICT_REJECTED, reasons=(Reason(exc.reason, exc.message),), checks=checks,
-                               worker_logs={"candidate": cand.log_tail()}, **base)
-        return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks + timed_checks, comparison=comparison,
-                           worker_logs={"candidate": cand.log_tail()}, **base)
+                               worker_logs=logs(), **base)
+        comparison = ComparisonResult(
+            baseline=str(baseline_file), candidate=str(cand_path), device=device,
+            timer="cuda_events" if device.startswith("cuda") else "cpu_perf_counter", seed=master,
+            samples=samples, config=sampler_cfg.to_dict(), fingerprint=fp,
+            extra={"baseline_alone_ns": before, "timed_output_checks": cand_side.checks})
+        return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks + cand_side.checks,
+                           comparison=comparison, worker_logs=logs(), **base)
+
+
+# Scored blocks last at least this long: the wall-clock tamper checks have a few ms of
+# per-block noise, which must stay small against a block.
+SCORE_MIN_BLOCK_S = 0.01
+
+
+def _sampler_config(spec: TaskSpec, cfg: ScoreConfig) -> SamplerConfig:
+    sc = cfg.sampler
+    if sc.min_block_s < SCORE_MIN_BLOCK_S:
+        sc = dataclasses.replace(sc, min_block_s=SCORE_MIN_BLOCK_S)
+    if spec.min_pairs > sc.min_pairs:
+        sc = dataclasses.replace(sc, min_pairs=spec.min_pairs, max_pairs=max(sc.max_pairs, spec.min_pairs))
+    return sc
+
+
+def baseline_alone(side: WorkerSide, sc: SamplerConfig, seed: int, blocks: int = 5) -> list[float]:
+    """Per-iteration times of the baseline before the candidate is loaded (A/A reference)."""
+    iters = 1
+    while side.run_block(iters, seed) * iters * 1e-9 < sc.min_block_s and iters < sc.max_iters_per_block:
+        iters = min(sc.max_iters_per_block, iters * 4)
+    return [side.run_block(iters, seed + 1 + i) for i in range(blocks)]
+
+
+def _check_tampering(base: WorkerSide, cand: WorkerSide, before: list[float], samples: PairedSamples) -> None:
+    # Interference first: a candidate burning CPU between its calls also inflates its own
+    # unaccounted time, and the interference is the more specific explanation.
+    msg = tamper.cpu_while_baseline_ran(base.blocks) or tamper.baseline_slowdown(before, samples.baseline_ns)
+    if msg:
+        raise CandidateRejected("tamper.baseline_interference", msg)
+    msg = tamper.unaccounted_time(base.blocks, cand.blocks, samples.n_pairs)
+    if msg:
+        raise CandidateRejected("tamper.unaccounted_time", msg)
 
 
 def _score_impl(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,
@@ -161,22 +212,3 @@ def _score_impl(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: 
                        verdict=VERDICT_SCORED, reasons=(), checks=run.total, seed=master,
                        tests_passed=run.passed, tests_total=run.total, warnings=warnings,
                        worker_logs={"tests": run.output_tail})
-
-
-def _time(spec, program, cand, base_worker, device, cfg, master, init_seed, probe_seed, fp, progress, say):
-    baseline_file = spec.root if spec.format == FORMAT_KERNELBENCH else spec.file("baseline")
-    sampler_cfg = cfg.sampler
-    if spec.min_pairs > sampler_cfg.min_pairs:
-        sampler_cfg = dataclasses.replace(sampler_cfg, min_pairs=spec.min_pairs,
-                                          max_pairs=max(sampler_cfg.max_pairs, spec.min_pairs))
-    say("loading baseline")
-    _load(base_worker, spec, device, baseline_file, cfg, init_seed, probe_seed)
-    base_side = WorkerSide(base_worker, None, spec.timed_size, cfg.call_timeout_s)
-    cand_side = WorkerSide(cand, program, spec.timed_size, cfg.call_timeout_s, _tolerance(spec),
-                           check_fraction=cfg.timed_check_fraction)
-    say("timing AB-BA pairs")
-    samples = sample_pairs(base_side, cand_side, sampler_cfg, seed=master, progress=progress)
-    comparison = ComparisonResult(baseline=str(baseline_file), candidate=str(cand.label), device=device,
-                                  timer="cuda_events" if device.startswith("cuda") else "cpu_perf_counter",
-                                  seed=master, samples=samples, config=sampler_cfg.to_dict(), fingerprint=fp)
-    return comparison, cand_side.checks

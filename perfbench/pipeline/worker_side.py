@@ -16,18 +16,11 @@ from dataclasses import dataclass, field
 from ..correctness import Tolerance, check_outputs, inputs_unchanged
 from ..errors import CandidateRejected
 from ..isolation.client import WorkerClient
+from ..isolation.procfs import session_cpu_seconds
 from ..isolation.protocol import ProtocolError, decode_values
+from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
 from ..timing.inprocess import iteration_seed
-
-
-@dataclass
-class BlockWall:
-    """What the scorer saw of one block: wall time of the request vs the time reported."""
-
-    wall_ns: float
-    reported_ns: float
-    iters: int
 
 
 @dataclass
@@ -38,6 +31,7 @@ class WorkerSide:
     timeout_s: float
     tolerance: Tolerance | None = None
     check_fraction: float = 1.0
+    other_sid: int | None = None      # the other worker's session: its CPU use is watched
     blocks: list[BlockWall] = field(default_factory=list)
     checks: int = 0
 
@@ -47,9 +41,12 @@ class WorkerSide:
         return self.checks < 2 or secrets.randbelow(1_000_000) < self.check_fraction * 1_000_000
 
     def run_block(self, iters: int, seed: int) -> float:
+        self.client.request("prepare", self.timeout_s, iters=iters, seed=seed, size=self.size)
+        cpu0 = session_cpu_seconds(self.other_sid) if self.other_sid else None
         t0 = time.perf_counter_ns()
-        header, _ = self.client.request("time", self.timeout_s, iters=iters, seed=seed, size=self.size)
+        header, _ = self.client.request("time", self.timeout_s)
         wall = time.perf_counter_ns() - t0
+        cpu1 = session_cpu_seconds(self.other_sid) if cpu0 is not None else None
         total = header.get("total_ns")
         if not isinstance(total, (int, float)) or not math.isfinite(total) or total <= 0:
             raise CandidateRejected("tamper.impossible_time", f"{self.client.label} reported time {total!r}")
@@ -57,7 +54,8 @@ class WorkerSide:
             raise CandidateRejected("tamper.impossible_time",
                                     f"{self.client.label} reported {total / 1e6:.3f} ms for a block the scorer "
                                     f"saw take {wall / 1e6:.3f} ms")
-        self.blocks.append(BlockWall(float(wall), float(total), iters))
+        self.blocks.append(BlockWall(float(wall), float(total), iters,
+                                     None if cpu1 is None or cpu0 is None else cpu1 - cpu0))
         if self.program is not None and self._should_check():
             self._check_timed_output(iters, seed)
         return total / iters

@@ -1,0 +1,35 @@
+"""What the scorer can see of a worker from outside: CPU time of everything in its session.
+
+Read from /proc by the trusted parent, so the candidate cannot fake it.  Linux only; elsewhere
+the functions report None and the checks that use them are skipped.
+"""
+from __future__ import annotations
+
+import os
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat_fields(pid: str) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def session_cpu_seconds(sid: int) -> float | None:
+    """User+system CPU seconds of all live processes in session `sid` (the worker's own)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    total = 0
+    for e in entries:
+        if not e.isdigit():
+            continue
+        f = _stat_fields(e)
+        # after the ')': state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+        if f is not None and len(f) > 12 and f[3] == str(sid):
+            total += int(f[11]) + int(f[12])
+    return total / _TICKS

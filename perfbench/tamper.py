@@ -1,0 +1,88 @@
+"""Tamper checks the scorer computes from what it observed itself (pure; no I/O).
+
+- unaccounted time: per timed block the scorer knows the wall time of the request and the time
+  the worker reported.  Work hidden from the timer (finished by a thread after the call
+  returned, deferred into the output transfer, ...) shows up as wall time the report does not
+  contain.  Both workers pay the same input generation and messaging, so the candidate's
+  unaccounted time per iteration is compared with the baseline's.
+- baseline interference: the baseline's time per iteration before the candidate was loaded
+  (A/A blocks) against its time during the paired run, and the CPU the candidate's session
+  burned while the baseline's blocks ran.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+from scipy import stats as _sps
+
+# A candidate may leave this much more unaccounted time per block than the baseline before it
+# is called tampering: a share of the baseline's block time, or an allowance for jitter in
+# messaging and the post-call checks (a /proc scan: ~2-4 ms here, noisy), whichever is larger.
+# Measured on a 2-core VM: honest candidates reached 2.5 ms over the baseline.
+UNACCOUNTED_SHARE = 0.25
+UNACCOUNTED_PER_BLOCK_NS = 5_000_000.0
+# Baseline slower while the candidate is resident by more than this, significantly: sabotage.
+# A backstop only (the CPU-time check is the precise one): on a noisy 2-core VM the baseline of
+# an honest run was seen 1.41x slower during the paired run than alone.
+INTERFERENCE_RATIO = 2.0
+# CPU the candidate's session may use while a baseline block runs (idle workers use ~0).
+IDLE_CPU_SHARE = 0.2
+
+
+@dataclass(frozen=True)
+class BlockWall:
+    """What the scorer saw of one block: wall time of the request vs the time reported."""
+
+    wall_ns: float
+    reported_ns: float
+    iters: int
+    other_cpu_s: float | None = None   # CPU burned by the *other* worker's session meanwhile
+
+    @property
+    def unaccounted_per_iter_ns(self) -> float:
+        return (self.wall_ns - self.reported_ns) / self.iters
+
+
+def unaccounted_time(base: Sequence[BlockWall], cand: Sequence[BlockWall], n_pairs: int) -> str | None:
+    """A message if the candidate's blocks hold implausibly more unreported wall time.
+
+    Compares the last `n_pairs` blocks of each side (the paired run: same iteration count) by
+    their unaccounted time per block.
+    """
+    b_blocks, c_blocks = list(base)[-n_pairs:], list(cand)[-n_pairs:]
+    if not b_blocks or not c_blocks:
+        return None
+    b = statistics.median(x.wall_ns - x.reported_ns for x in b_blocks)
+    c = statistics.median(x.wall_ns - x.reported_ns for x in c_blocks)
+    base_block = statistics.median(x.reported_ns for x in b_blocks)
+    allowed = max(UNACCOUNTED_SHARE * base_block, UNACCOUNTED_PER_BLOCK_NS)
+    if c - b > allowed:
+        return (f"{(c - b) / 1e6:.2f} ms per block of wall time the candidate's timer did not report "
+                f"beyond the baseline's (allowed {allowed / 1e6:.2f} ms)")
+    return None
+
+
+def cpu_while_baseline_ran(base: Sequence[BlockWall]) -> str | None:
+    """A message if the candidate's processes used CPU while the baseline was being timed."""
+    used = [(x.other_cpu_s, x.wall_ns * 1e-9) for x in base if x.other_cpu_s is not None]
+    if not used:
+        return None
+    cpu = sum(u for u, _ in used)
+    wall = sum(w for _, w in used)
+    if cpu > IDLE_CPU_SHARE * wall and cpu > 0.05:
+        return f"the candidate's processes used {cpu:.2f} CPU-s during {wall:.2f} s of baseline blocks"
+    return None
+
+
+def baseline_slowdown(before_ns: Sequence[float], during_ns: Sequence[float]) -> str | None:
+    """A message if the baseline ran significantly and substantially slower once the candidate was resident."""
+    if len(before_ns) < 3 or len(during_ns) < 3:
+        return None
+    ratio = statistics.median(during_ns) / statistics.median(before_ns)
+    p = _sps.mannwhitneyu(during_ns, before_ns, alternative="greater").pvalue
+    if ratio > INTERFERENCE_RATIO and p < 0.01:
+        return (f"baseline took {ratio:.2f}x as long per call once the candidate was loaded "
+                f"(A/A before vs paired run, Mann-Whitney p={p:.2g})")
+    return None

@@ -1,0 +1,69 @@
+"""Correctness rules on records built directly (no workers): each rule and its reason code."""
+import pytest
+import torch
+
+from perfbench.correctness import (OutputRecord, Tolerance, check_output, default_tolerance,
+                                   inputs_unchanged, record_of)
+from perfbench.isolation.protocol import ProtocolError, decode_record, encode_record
+
+REF = torch.tensor([1.0, -2.0, 3.0, float("nan")])
+
+
+def _codes(got, expected=REF, inputs=()):
+    rec = record_of(got, inputs)
+    return [f.reason for f in check_output(rec, expected, expected.double(), default_tolerance(expected.dtype))]
+
+
+def test_exact_match_passes():
+    assert _codes(REF.clone()) == []
+
+
+@pytest.mark.parametrize("got,code", [
+    (torch.tensor([1.0, -2.0, 3.0]), "correctness.shape"),
+    (torch.empty(0), "correctness.empty"),
+    (REF.double(), "correctness.dtype"),
+    (torch.tensor([1.0, -2.0, 3.0, 0.0]), "correctness.nan"),
+    (torch.tensor([1.0, -2.0, float("inf"), float("nan")]), "correctness.nan"),
+    (torch.tensor([1.0, -2.0, 3.01, float("nan")]), "correctness.mismatch"),
+    (REF.tolist(), "output.not_tensor"),
+    (torch.tensor([1.0]).expand(4), "correctness.broadcast"),
+    (REF.to("meta"), "correctness.device"),
+])
+def test_each_rule(got, code):
+    assert _codes(got) == [code]
+
+
+def test_poison_is_named():
+    got = REF.clone()
+    got.view(torch.int32)[1] = -1  # 0xFFFFFFFF
+    assert _codes(got) == ["correctness.uninitialised"]
+
+
+def test_alias_and_mutation():
+    x = REF.clone()
+    assert _codes(x, inputs=(x,)) == ["correctness.aliases_input"]
+    before = (torch.ones(3),)
+    assert inputs_unchanged(before, [record_of(torch.ones(3))]) == []
+    assert [f.reason for f in inputs_unchanged(before, [record_of(torch.tensor([1.0, 0.0, 1.0]))])] == \
+        ["correctness.input_mutated"]
+
+
+def test_tolerances_scale_with_dtype():
+    assert default_tolerance(torch.float16).rtol > default_tolerance(torch.float32).rtol
+    assert default_tolerance(torch.int64) == Tolerance(0.0, 0.0)
+    # computing in half and casting back fails float32's tolerance
+    x = torch.randn(1000, generator=torch.Generator().manual_seed(0))
+    assert _codes(x.half().float() * 3, x * 3) == ["correctness.mismatch"]
+
+
+def test_record_round_trip_and_bad_bytes():
+    t = torch.arange(6, dtype=torch.float16).reshape(2, 3)
+    meta, blob = encode_record(record_of(t))
+    back = decode_record(meta, blob)
+    assert torch.equal(back.tensor, t) and back.shape == (2, 3)
+    with pytest.raises(ProtocolError):
+        decode_record(meta, blob[:-1])
+    with pytest.raises(ProtocolError):
+        decode_record(dict(meta, dtype="evil"), blob)
+    assert decode_record({"type": "list", "shape": [], "strides": [], "device": "",
+                          "aliases_input": False}, b"").tensor is None
