@@ -2,6 +2,8 @@
 PY ?= python3
 VENV ?= .venv
 PIP = $(VENV)/bin/pip install -q -c constraints.txt
+# The venv's bin first: torch's C++ extension builder looks for ninja on PATH.
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -11,7 +13,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 install: $(VENV)/.installed
 
 demo: install
-	$(VENV)/bin/perfbench compare examples/softmax_unfused.py examples/softmax_fused.py
+	$(VENV)/bin/perfbench score tasks/row_softmax tasks/row_softmax/solution.py
 
 test: install
 	$(VENV)/bin/python -m pytest -q

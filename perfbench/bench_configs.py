@@ -52,3 +52,46 @@ def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 1:
         raise UsageError(f"{path}: [tasks.{task}] s_ref must be a number > 1, got {value!r}")
     return SRef(float(value), f"bench_configs/{path.name}")
+
+
+def write(key: str, entries: list, directory: Path | None = None) -> Path:
+    """Merge calibration entries (objects with task, s_ref, ci_low, ci_high, n_pairs) into KEY.toml.
+
+    Entries for other tasks already in the file are kept.  Written atomically.
+    """
+    import datetime
+
+    from . import __version__
+
+    d = directory or default_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{key}.toml"
+    tasks: dict[str, dict] = {}
+    if path.is_file():
+        try:
+            tasks = dict(tomllib.loads(path.read_text()).get("tasks", {}))
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    today = datetime.date.today().isoformat()
+    for e in entries:
+        tasks[e.task] = {"s_ref": round(e.s_ref, 4), "ci": [round(e.ci_low, 4), round(e.ci_high, 4)],
+                         "pairs": e.n_pairs, "measured": today, "perfbench": __version__}
+    lines = [f"# s_ref per task on {key}, written by `perfbench calibrate`.", f'device = "{key}"', ""]
+    for name in sorted(tasks):
+        t = tasks[name]
+        lines.append(f"[tasks.{name}]")
+        for k, v in t.items():
+            lines.append(f"{k} = {_toml_value(v)}")
+        lines.append("")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(lines))
+    tmp.replace(path)
+    return path
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return repr(v)

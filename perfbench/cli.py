@@ -2,8 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
+
+# Before torch loads in this process: the scorer computes references between timed blocks, and
+# OpenMP threads spinning after those would steal the cores from the next block (workers get
+# the same setting from the scorer).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import click
 
@@ -152,6 +158,31 @@ def validate(task_dir, device, pairs, as_json, quiet):
     report = run_validate(task_dir, cfg, log=say)
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else validation_table(report))
     sys.exit(0 if report.ok else EXIT_REJECTED)
+
+
+@main.command()
+@click.argument("task_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--device", default=None, help="cpu or cuda[:N] (default: each task's device).")
+@click.option("--pairs", type=int, default=None, help="Minimum AB-BA pairs (>= 5).")
+@click.option("--out-dir", type=click.Path(path_type=Path), default=None,
+              help="Where the per-device TOML goes (default: the repository's bench_configs/).")
+@click.option("--quiet", is_flag=True, help="No progress on stderr.")
+def calibrate(task_dirs, device, pairs, out_dir, quiet):
+    """Measure each task's s_ref on this machine and write it to bench_configs/<device>.toml."""
+    from .errors import UsageError
+    from .pipeline.calibrate import calibrate as run_calibrate
+    from .pipeline.compare_files import sampler_config
+    from .pipeline.score import ScoreConfig
+
+    try:
+        cfg = ScoreConfig(sampler=sampler_config(min_pairs=pairs), device=device)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    say = None if quiet else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
+    path, found = run_calibrate(list(task_dirs), cfg, out_dir=out_dir, log=say)
+    for c in found:
+        click.echo(f"{c.task:<20} s_ref {c.s_ref:.3f}  95% CI [{c.ci_low:.3f}, {c.ci_high:.3f}]  ({c.n_pairs} pairs)")
+    click.echo(f"wrote {path}")
 
 
 if __name__ == "__main__":  # pragma: no cover

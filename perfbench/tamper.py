@@ -15,17 +15,15 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-from scipy import stats as _sps
-
 # A candidate may leave this much more unaccounted time per block than the baseline before it
 # is called tampering: a share of the baseline's block time, or an allowance for jitter in
 # messaging and the post-call checks (a /proc scan: ~2-4 ms here, noisy), whichever is larger.
 # Measured on a 2-core VM: honest candidates reached 2.5 ms over the baseline.
 UNACCOUNTED_SHARE = 0.25
 UNACCOUNTED_PER_BLOCK_NS = 5_000_000.0
-# Baseline slower while the candidate is resident by more than this, significantly: sabotage.
-# A backstop only (the CPU-time check is the precise one): on a noisy 2-core VM the baseline of
-# an honest run was seen 1.41x slower during the paired run than alone.
+# Baseline slower while the candidate is resident by more than this: sabotage.  A backstop
+# only (the CPU-time check is the precise one): on a noisy 2-core VM the median baseline of an
+# honest run was seen 1.41x slower during the paired run than alone.
 INTERFERENCE_RATIO = 2.0
 # CPU the candidate's session may use while a baseline block runs (idle workers use ~0).
 IDLE_CPU_SHARE = 0.2
@@ -77,12 +75,15 @@ def cpu_while_baseline_ran(base: Sequence[BlockWall]) -> str | None:
 
 
 def baseline_slowdown(before_ns: Sequence[float], during_ns: Sequence[float]) -> str | None:
-    """A message if the baseline ran significantly and substantially slower once the candidate was resident."""
+    """A message if even the baseline's fastest paired block is far slower than it ran alone.
+
+    The fastest block, not the median: baselines that allocate large temporaries swing 3x
+    between blocks on their own (page faults), while a resident saboteur slows every block.
+    """
     if len(before_ns) < 3 or len(during_ns) < 3:
         return None
-    ratio = statistics.median(during_ns) / statistics.median(before_ns)
-    p = _sps.mannwhitneyu(during_ns, before_ns, alternative="greater").pvalue
-    if ratio > INTERFERENCE_RATIO and p < 0.01:
-        return (f"baseline took {ratio:.2f}x as long per call once the candidate was loaded "
-                f"(A/A before vs paired run, Mann-Whitney p={p:.2g})")
+    ratio = min(during_ns) / statistics.median(before_ns)
+    if ratio > INTERFERENCE_RATIO:
+        return (f"the baseline's fastest call once the candidate was loaded took {ratio:.2f}x its "
+                f"median time alone (A/A before vs the paired run)")
     return None

@@ -1,0 +1,70 @@
+"""Cost of the trust boundary: scoring through worker processes vs trusted in-process timing.
+
+A ~1 ms CPU kernel (baseline and candidate the same function) is timed (a) in-process with
+perfbench.compare and (b) through `score` with both sides in worker processes, with the same
+number of pairs.  Prints wall time of each and the ratio; also the speedups each reports (both
+should be ~1.0).
+"""
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import torch
+
+import perfbench
+from perfbench.pipeline.score import ScoreConfig, score
+from perfbench.timing.sampler import SamplerConfig
+
+N = 1 << 18  # ~1 ms for the kernel below on one 2-core VM
+KERNEL = """
+import torch
+
+def kernel(x):
+    return torch.sin(x).cumsum(0)
+"""
+
+
+def make_task(root: Path) -> Path:
+    task = root / "one_ms"
+    task.mkdir()
+    (task / "task.toml").write_text('kind = "perf"\ndevice = "cpu"\n[inputs]\nsizes = ["only"]\n'
+                                    '[timing]\npairs = 10\ns_ref = 1.2\n[tolerance]\nrtol = 1e-3\natol = 1e-3\n')
+    (task / "inputs.py").write_text(textwrap.dedent(f"""
+        import torch
+
+        def make_inputs(seed, size):
+            return (torch.randn({N}, generator=torch.Generator().manual_seed(seed)),)
+    """))
+    (task / "reference.py").write_text("import torch\n\ndef reference(x):\n    return torch.sin(x).cumsum(0)\n")
+    for role in ("baseline", "solution", "candidate"):
+        (task / f"{role}.py").write_text(KERNEL)
+    return task
+
+
+def main() -> None:
+    sampler = SamplerConfig(min_pairs=10, max_pairs=10, warmup_s=0.1, min_block_s=0.01)
+    with tempfile.TemporaryDirectory() as tmp:
+        task = make_task(Path(tmp))
+        ns = {}
+        exec(KERNEL, ns)
+        fn = ns["kernel"]
+        make = lambda seed: (torch.randn(N, generator=torch.Generator().manual_seed(seed)),)  # noqa: E731
+        t = time.perf_counter()
+        r = perfbench.compare(fn, fn, make, config=sampler, seed=1)
+        t_in = time.perf_counter() - t
+        per_call = sorted(r.samples.baseline_ns)[len(r.samples.baseline_ns) // 2]
+        t = time.perf_counter()
+        s = score(task, task / "candidate.py", ScoreConfig(sampler=sampler, seed=1))
+        t_iso = time.perf_counter() - t
+    assert s.verdict == "scored", s.reasons
+    print(f"\nIsolation overhead, A/A on a {per_call / 1e6:.2f} ms CPU kernel, 10 pairs, >= 10 ms blocks")
+    print(f"  {'mode':<28} {'wall s':>8} {'speedup':>8}")
+    print(f"  {'in-process compare()':<28} {t_in:>8.2f} {r.speedup:>8.3f}")
+    print(f"  {'isolated score() (workers)':<28} {t_iso:>8.2f} {s.comparison.speedup:>8.3f}")
+    print(f"  ratio isolated / in-process: {t_iso / t_in:.1f}x "
+          f"(includes 2 worker start-ups, the gate and timed-output checks)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,6 @@
+"""Trusted elementwise add."""
+import torch
+
+
+def reference(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return x + y
