@@ -34,6 +34,14 @@ def main() -> None:
     """perfbench: is this kernel faster than that one, and is it right?"""
 
 
+def clock_request(policy: str, *, require: bool = False, dry_run: bool = False, mem_mhz: int | None = None):
+    from .device.clocks import ClockRequest
+
+    if policy.isdigit():
+        return ClockRequest("mhz", sm_mhz=int(policy), mem_mhz=mem_mhz, require=require, dry_run=dry_run)
+    return ClockRequest(policy, mem_mhz=mem_mhz, require=require, dry_run=dry_run)
+
+
 def write_json(doc: dict, out: Path | None, to_stdout: bool) -> None:
     """Write atomically (temp file + rename) so a failed run never leaves half a file."""
     text = json.dumps(doc, indent=2, sort_keys=True)
@@ -102,13 +110,16 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
               help="KernelBench problems: override a module-level constant (e.g. batch_size=16).")
 @click.option("--s-ref", type=float, default=None, help="Use this s_ref instead of bench_configs / the task default.")
 @click.option("--seed", type=int, default=None, help="Master seed (default: secret, drawn per run, recorded).")
+@click.option("--clocks", "clock_policy", default="base", show_default=True,
+              help="GPU clock policy while timing: base | max | none | a number of MHz.")
+@click.option("--require-locked-clocks", is_flag=True, help="Refuse to time with unlocked GPU clocks (exit 2).")
 @click.option("--timeout", type=float, default=60.0, show_default=True,
               help="Seconds one candidate call (or one timed block) may take before it is killed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides, s_ref, seed, timeout, as_json,
-          out, quiet):
+def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides, s_ref, seed, clock_policy,
+          require_locked_clocks, timeout, as_json, out, quiet):
     """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
 
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
@@ -122,7 +133,8 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides,
 
     try:
         cfg = ScoreConfig(sampler=sampler_config(min_pairs=pairs, max_pairs=max_pairs, budget=budget),
-                          device=device, s_ref=s_ref, seed=seed, call_timeout_s=timeout)
+                          device=device, s_ref=s_ref, seed=seed, call_timeout_s=timeout,
+                          clocks=clock_request(clock_policy, require=require_locked_clocks))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     say = None if (quiet or as_json) else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
@@ -183,6 +195,67 @@ def calibrate(task_dirs, device, pairs, out_dir, quiet):
     for c in found:
         click.echo(f"{c.task:<20} s_ref {c.s_ref:.3f}  95% CI [{c.ci_low:.3f}, {c.ci_high:.3f}]  ({c.n_pairs} pairs)")
     click.echo(f"wrote {path}")
+
+
+@main.command()
+@click.option("--device", default=None, help="cpu or cuda[:N] (default: cuda if present, else cpu).")
+@click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
+def env(device, as_json):
+    """Describe this machine for benchmarking: device, driver, clocks, lock permission, a verdict."""
+    from .device.environment import environment_report, format_environment
+
+    report = environment_report(device)
+    click.echo(json.dumps(report, indent=2, default=str) if as_json else format_environment(report))
+
+
+@main.group()
+def clocks():
+    """Show, lock or reset GPU clocks (NVML)."""
+
+
+@clocks.command("show")
+@click.option("--device", default="cuda", show_default=True)
+def clocks_show(device):
+    """Current, base and max clocks and throttle reasons (read-only)."""
+    from .device.session import describe
+
+    for k, v in describe(device).items():
+        click.echo(f"{k:<14} {v}")
+
+
+@clocks.command("lock")
+@click.option("--device", default="cuda", show_default=True)
+@click.option("--policy", default="base", show_default=True, help="base | max | a number of MHz.")
+@click.option("--mem-mhz", type=int, default=None, help="Also lock the memory clock.")
+@click.option("--dry-run", is_flag=True, help="Verify mode: check what would happen, change nothing.")
+def clocks_lock(device, policy, mem_mhz, dry_run):
+    """Lock the GPU clocks until `perfbench clocks reset` (verify first with --dry-run)."""
+    from .device.clocks import ClockLock
+    from .device.session import connect, gpu_warmup
+    from .pipeline.compare import check_device
+
+    nvml, bus, why = connect(check_device(device))
+    lock = ClockLock(nvml, bus, clock_request(policy, dry_run=dry_run, mem_mhz=mem_mhz),
+                     warmup=None if dry_run else gpu_warmup(device), unavailable_reason=why, persistent=True)
+    with lock:
+        c = lock.control
+    click.echo(f"{c.status}: target {c.target_sm_mhz} MHz, measured {c.measured_sm_mhz} MHz {c.reason}".rstrip())
+    sys.exit(0 if c.status in ("locked", "dry_run") else EXIT_USAGE)
+
+
+@clocks.command("reset")
+@click.option("--device", default="cuda", show_default=True)
+def clocks_reset(device):
+    """Undo a lock perfbench made whose owner is gone (never a lock someone else made)."""
+    from .device.clocks import reset_stale
+    from .device.session import connect
+    from .errors import EnvironmentUnavailable
+    from .pipeline.compare import check_device
+
+    nvml, bus, why = connect(check_device(device))
+    if nvml is None:
+        raise EnvironmentUnavailable(f"cannot reset clocks: {why}")
+    click.echo(reset_stale(nvml, bus))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,6 +38,8 @@ class PairedSamples:
     candidate_ns: tuple[float, ...]
     iters_per_block: int
     stop_reason: str
+    conditions: tuple[dict, ...] = ()   # per pair, when a device monitor ran: clocks, throttling
+    discarded_throttled: int = 0        # pairs re-measured because they ran throttled
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "baseline_ns", tuple(float(x) for x in self.baseline_ns))
@@ -55,14 +57,19 @@ class PairedSamples:
     def n_pairs(self) -> int:
         return len(self.baseline_ns)
 
+    @property
+    def throttled_pairs(self) -> tuple[int, ...]:
+        return tuple(i for i, c in enumerate(self.conditions) if c.get("throttled"))
+
     def to_dict(self) -> dict[str, Any]:
         return {"baseline_ns": list(self.baseline_ns), "candidate_ns": list(self.candidate_ns),
-                "iters_per_block": self.iters_per_block, "stop_reason": self.stop_reason}
+                "iters_per_block": self.iters_per_block, "stop_reason": self.stop_reason,
+                "conditions": list(self.conditions), "discarded_throttled": self.discarded_throttled}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "PairedSamples":
         return cls(tuple(d["baseline_ns"]), tuple(d["candidate_ns"]), int(d["iters_per_block"]),
-                   str(d["stop_reason"]))
+                   str(d["stop_reason"]), tuple(d.get("conditions", ())), int(d.get("discarded_throttled", 0)))
 
 
 @dataclass(frozen=True)
@@ -188,6 +195,7 @@ class ScoreResult:
     warnings: tuple[str, ...] = ()
     overrides: dict[str, Any] = field(default_factory=dict)
     worker_logs: dict[str, str] = field(default_factory=dict)
+    clock_control: dict[str, Any] = field(default_factory=dict)  # policy, status, target, reason
     perfbench_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 
@@ -237,6 +245,7 @@ class ScoreResult:
             "tests_passed": self.tests_passed, "tests_total": self.tests_total,
             "warnings": list(self.warnings), "overrides": dict(self.overrides),
             "comparison": c.to_dict() if c else None, "worker_logs": dict(self.worker_logs),
+            "clock_control": dict(self.clock_control),
         }
 
     @classmethod
@@ -250,5 +259,6 @@ class ScoreResult:
                    s_ref=d.get("s_ref"), s_ref_source=d.get("s_ref_source", ""),
                    tests_passed=d.get("tests_passed"), tests_total=d.get("tests_total"),
                    warnings=tuple(d.get("warnings", ())), overrides=dict(d.get("overrides", {})),
-                   worker_logs=dict(d.get("worker_logs", {})), perfbench_version=d["perfbench_version"],
+                   worker_logs=dict(d.get("worker_logs", {})), clock_control=dict(d.get("clock_control", {})),
+                   perfbench_version=d["perfbench_version"],
                    schema_version=d["schema_version"])

@@ -20,6 +20,21 @@ def _cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     return platform.processor() or "unknown"
 
 
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def cpu_frequency_policy() -> dict[str, Any]:
+    """Governor and turbo state: a 'powersave' governor or turbo makes CPU timings drift."""
+    no_turbo = _read("/sys/devices/system/cpu/intel_pstate/no_turbo")
+    boost = _read("/sys/devices/system/cpu/cpufreq/boost")
+    turbo = None if no_turbo is None and boost is None else (no_turbo == "0" if no_turbo is not None else boost == "1")
+    return {"governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"), "turbo": turbo}
+
+
 def host_fingerprint() -> dict[str, Any]:
     import numpy
     import torch
@@ -39,6 +54,7 @@ def host_fingerprint() -> dict[str, Any]:
         "torch": torch.__version__,
         "numpy": numpy.__version__,
         "torch_threads": torch.get_num_threads(),
+        **cpu_frequency_policy(),
         "perfbench": __version__,
     }
 

@@ -15,7 +15,9 @@ import numpy as np
 
 from .. import bench_configs, tamper
 from ..correctness import Failure, Tolerance, check_outputs, inputs_unchanged
+from ..device.clocks import ClockControl, ClockRequest
 from ..device.fingerprint import fingerprint
+from ..device.session import device_session
 from ..errors import CandidateRejected, UsageError
 from ..impl_tests import run_tests
 from ..isolation.client import WorkerClient
@@ -38,6 +40,7 @@ class ScoreConfig:
     load_timeout_s: float = 300.0     # loading may compile C++ (~35 s here)
     call_timeout_s: float = 60.0      # one gate call or one timed block
     timed_check_fraction: float = 0.3  # share of timed blocks whose output is checked (>= 2 blocks)
+    clocks: ClockRequest = field(default_factory=ClockRequest)  # GPU clock policy while timing
     s_ref: float | None = None        # override bench_configs / the task default
     seed: int | None = None           # master seed (default: secret, drawn per run)
     bench_configs_dir: Path | None = None
@@ -153,9 +156,13 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
                                    checks=checks, worker_logs=logs(), **base)
             cand_side = WorkerSide(cand, program, spec.timed_size, cfg.call_timeout_s, _tolerance(spec),
                                    check_fraction=cfg.timed_check_fraction)
-            say("timing AB-BA pairs")
             sampler_cfg = _sampler_config(spec, cfg)
-            samples = sample_pairs(base_side, cand_side, sampler_cfg, seed=master, progress=progress)
+            with device_session(device, cfg.clocks) as dev:
+                base["clock_control"] = dev.control.to_dict()
+                say(f"timing AB-BA pairs (clocks: {dev.control.status})")
+                samples = sample_pairs(base_side, cand_side, sampler_cfg, seed=master, progress=progress,
+                                       monitor=dev.monitor)
+            base["warnings"] += _clock_warnings(device, dev.control, samples)
             _check_tampering(base_side, cand_side, samples)
             slowdown = tamper.baseline_slowdown(before, samples.baseline_ns)
             if slowdown:
@@ -176,6 +183,18 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
 # Scored blocks last at least this long: the wall-clock tamper checks have a few ms of
 # per-block noise, which must stay small against a block.
 SCORE_MIN_BLOCK_S = 0.01
+
+
+def _clock_warnings(device: str, control: ClockControl, samples: PairedSamples) -> tuple[str, ...]:
+    out = []
+    if device.startswith("cuda") and not control.locked:
+        out.append(f"GPU clocks were not locked ({control.status}: {control.reason}); boost and thermal "
+                   "state can move both sides' times")
+    if samples.throttled_pairs:
+        out.append(f"{len(samples.throttled_pairs)} pairs ran while the GPU was throttled: {list(samples.throttled_pairs)}")
+    if samples.discarded_throttled:
+        out.append(f"{samples.discarded_throttled} throttled pairs were discarded and re-measured after a cool-down")
+    return tuple(out)
 
 
 def _sampler_config(spec: TaskSpec, cfg: ScoreConfig) -> SamplerConfig:

@@ -34,6 +34,9 @@ class SamplerConfig:
     confidence: float = 0.95
     n_resamples: int = 2000
     cache_flush: str = "auto"     # auto (on for CUDA, off for CPU) | on | off
+    remeasure_throttled: bool = True  # with a monitor: re-run a throttled pair after a cool-down
+    cooldown_s: float = 1.0
+    max_remeasures: int = 10      # per run; beyond that throttled pairs are kept (and flagged)
 
     def __post_init__(self) -> None:
         if self.min_pairs < 5:
@@ -57,6 +60,14 @@ class SamplerConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "SamplerConfig":
         return cls(**d)
+
+
+class BlockMonitor(Protocol):
+    """Device conditions around a block (device.monitor.Monitor, or a fake)."""
+
+    def begin(self) -> None: ...
+
+    def end(self) -> "object": ...   # has .throttled and .to_dict()
 
 
 class Side(Protocol):
@@ -96,23 +107,41 @@ def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed:
 
 
 def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: int,
-                 progress: ProgressFn | None = None) -> PairedSamples:
-    """Measure AB-BA pairs until the CI target, the time budget or max_pairs is reached."""
+                 progress: ProgressFn | None = None, monitor: BlockMonitor | None = None) -> PairedSamples:
+    """Measure AB-BA pairs until the CI target, the time budget or max_pairs is reached.
+
+    With a `monitor`, each pair records the device conditions of its two blocks; a pair that
+    ran throttled is, if cfg.remeasure_throttled, discarded and re-run after cfg.cooldown_s.
+    """
     iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1))
     sides = {BASELINE: baseline, "candidate": candidate}
     base_ns: list[float] = []
     cand_ns: list[float] = []
+    conditions: list[dict] = []
+    discarded = 0
     start = time.perf_counter()
     stop_reason = "max_pairs"
-    for i in range(cfg.max_pairs):
-        times = {}
+    i = 0
+    while i < cfg.max_pairs:
+        times, seen = {}, []
         for label in pair_order(i):
+            if monitor is not None:
+                monitor.begin()
             times[label] = sides[label].run_block(iters, _block_seed(seed, i))
+            if monitor is not None:
+                seen.append(monitor.end())
+        throttled = any(c.throttled for c in seen)
+        if throttled and cfg.remeasure_throttled and discarded < cfg.max_remeasures:
+            discarded += 1
+            time.sleep(cfg.cooldown_s)
+            continue  # same pair index, same inputs, again
         base_ns.append(times[BASELINE])
         cand_ns.append(times["candidate"])
-        n = i + 1
+        if seen:
+            conditions.append({"blocks": [c.to_dict() for c in seen], "throttled": throttled})
+        i += 1
         summary = None
-        if n >= cfg.min_pairs and n % _PAIR_STEP == 0:
+        if i >= cfg.min_pairs and i % _PAIR_STEP == 0:
             summary = stats.summarize(base_ns, cand_ns, seed=seed, confidence=cfg.confidence,
                                       n_resamples=cfg.n_resamples)
             if summary.speedup.rel_half_width <= cfg.target_rel_ci:
@@ -120,8 +149,9 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
             elif time.perf_counter() - start >= cfg.time_budget_s:
                 stop_reason = "time_budget"
         if progress is not None:
-            progress(n, summary)
+            progress(i, summary)
         if stop_reason != "max_pairs":
             break
     return PairedSamples(baseline_ns=tuple(base_ns), candidate_ns=tuple(cand_ns),
-                         iters_per_block=iters, stop_reason=stop_reason)
+                         iters_per_block=iters, stop_reason=stop_reason, conditions=tuple(conditions),
+                         discarded_throttled=discarded)

@@ -127,3 +127,18 @@ def test_kernelbench_wrong_model_rejected(run_cli):
                    "--json", "--quiet", *FAST)
     assert proc.returncode == 1
     assert [r["code"] for r in json.loads(proc.stdout)["reasons"]] == ["correctness.mismatch"]
+
+
+def test_cpu_score_records_why_clocks_are_unlocked(run_cli):
+    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--quiet", *FAST)
+    doc = json.loads(proc.stdout)
+    assert doc["clock_control"]["status"] == "not_applicable"
+    assert "CPU timing" in doc["clock_control"]["reason"]
+
+
+def test_env_without_driver(run_cli):
+    proc = run_cli("env", "--device", "cuda")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert "unlocked" in proc.stdout or "no CUDA device" in proc.stdout
+    proc = run_cli("env", "--json")
+    assert proc.returncode == 0 and "verdict" in json.loads(proc.stdout)
