@@ -208,6 +208,35 @@ def env(device, as_json):
     click.echo(json.dumps(report, indent=2, default=str) if as_json else format_environment(report))
 
 
+@main.command()
+@click.option("--device", default="cpu", show_default=True, help="cpu or cuda[:N].")
+@click.option("--quick", is_flag=True, help="Fewer repetitions (about a minute).")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Write selfcheck.json and selfcheck.png into this folder.")
+@click.option("--skip-tasks", is_flag=True, help="Do not gate the shipped tasks.")
+def selfcheck(device, quick, as_json, out_dir, skip_tasks):
+    """Measure this machine's timer, cache flush, noise floor, drift robustness and sensitivity."""
+    from .device.environment import environment_report
+    from .pipeline.compare import check_device
+    from .report import selfcheck_table
+    from .selfcheck.backend import cpu_backend, cuda_backend
+    from .selfcheck.run import SelfcheckConfig, plot, run_selfcheck
+    from .selfcheck.tasks_gate import gate_shipped_tasks
+
+    device = check_device(device)
+    backend = cuda_backend(device) if device.startswith("cuda") else cpu_backend()
+    say = None if as_json else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
+    report = run_selfcheck(backend, SelfcheckConfig(quick=quick), env=lambda: environment_report(device),
+                           tasks=None if skip_tasks else (lambda: gate_shipped_tasks(device)),
+                           say=say or (lambda m: None))
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_json(report, out_dir / "selfcheck.json", False)
+        plot(report, out_dir / "selfcheck.png")
+    click.echo(json.dumps(report, indent=2, default=str) if as_json else selfcheck_table(report))
+
+
 @main.group()
 def clocks():
     """Show, lock or reset GPU clocks (NVML)."""

@@ -81,3 +81,35 @@ def validation_table(v: "ValidationReport") -> str:
         lines.append(f"{g.name:<22} {'ok  ' if g.ok else 'FAIL'} {g.detail}")
     lines.append(f"{'valid':<22} {'yes' if v.ok else 'NO'}")
     return "\n".join(lines)
+
+
+def selfcheck_table(r: dict) -> str:
+    t, c, n, d = r["timer"], r["cache"], r["noise"], r["drift"]
+    rows = [("timer", f"{t['timer']}: resolution {format_time(t['resolution_ns'])}, "
+                      f"null call {format_time(t['null_call_ns'])}")]
+    cache = f"cache {c['cache_bytes'] >> 20} MiB; memory kernel warm {format_time(c['warm_ns'])}"
+    if "flushed_ns" in c:
+        cache += (f", flushed {format_time(c['flushed_ns'])} ({c['flushed_over_warm']:.2f}x), "
+                  f"flush costs {format_time(c['flush_cost_ns'])}")
+    rows.append(("cache", cache))
+    for kind in ("memory", "compute"):
+        k = n[kind]
+        rows.append((f"A/A {kind}", f"median |ln s| {k['median_abs_log_s'] * 100:.2f}%, CI +/-"
+                                    f"{k['median_ci_half_width'] * 100:.2f}%, 'significant' at p<0.01: "
+                                    f"{k['false_significant_p01']}/{k['runs']}"))
+    rows.append(("drift", f"load step half-way: AB-BA s={d['abba_speedup']:.3f} (err {d['abba_err'] * 100:.2f}%) "
+                          f"vs sequential s={d['sequential_speedup']:.3f} (err {d['sequential_err'] * 100:.1f}%): "
+                          f"{d['ratio']:.0f}x"))
+    for pct, v in r["sensitivity"].items():
+        rows.append((f"detect {pct}", f"yes: {v['pairs']} pairs, {v['seconds']:.1f} s" if v["detected"]
+                     else "not within the budget"))
+    clk = r.get("clocks") or {}
+    if clk:
+        rows.append(("clocks", (clk.get("gpu") or {}).get("reason") or f"SM {(clk.get('gpu') or {}).get('sm_mhz')} MHz"))
+        for p in clk.get("problems", []):
+            rows.append(("", p))
+    for task, status in (r.get("tasks") or {}).items():
+        rows.append((f"task {task}", status))
+    rows.append(("time", f"{r['seconds']:.0f} s"))
+    rows.append(("verdict", r["verdict"]))
+    return "\n".join(f"{a:<16} {b}" for a, b in rows)

@@ -236,3 +236,18 @@ def _score_impl(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: 
                        verdict=VERDICT_SCORED, reasons=(), checks=run.total, seed=master,
                        tests_passed=run.passed, tests_total=run.total, warnings=warnings,
                        worker_logs={"tests": run.output_tail})
+
+
+def gate_only(task: str | Path, candidate: str | Path, config: ScoreConfig | None = None) -> tuple[int, list[Failure]]:
+    """The correctness gate alone (selfcheck, quick checks): (checks run, failures)."""
+    cfg = config or ScoreConfig()
+    spec = load_task(task)
+    device = check_device(cfg.device or spec.device)
+    init_seed, probe_seed, *seeds = _derive_seeds(secrets.randbits(62), 2 + cfg.check_seeds)
+    program = TaskProgram(spec, device, init_seed=init_seed)
+    with WorkerClient("candidate", untrusted=True) as w:
+        try:
+            _load(w, spec, device, Path(candidate), cfg, init_seed, probe_seed)
+            return gate(w, program, seeds, cfg.call_timeout_s)
+        except CandidateRejected as exc:
+            return 0, [Failure(exc.reason, exc.message)]

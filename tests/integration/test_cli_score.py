@@ -142,3 +142,11 @@ def test_env_without_driver(run_cli):
     assert "unlocked" in proc.stdout or "no CUDA device" in proc.stdout
     proc = run_cli("env", "--json")
     assert proc.returncode == 0 and "verdict" in json.loads(proc.stdout)
+
+
+def test_selfcheck_cuda_without_gpu_fails_cleanly(run_cli):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    proc = run_cli("selfcheck", "--device", "cuda", "--quick")
+    _one_line(proc, 2, "no CUDA device")

@@ -1,0 +1,1 @@
+"""`perfbench selfcheck`: can this machine give numbers you can trust?"""
