@@ -20,6 +20,7 @@ def test_cpu_while_baseline_ran():
     assert tamper.cpu_while_baseline_ran(_blocks(20.0, 19.0, cpu=0.0)) is None
     assert tamper.cpu_while_baseline_ran(_blocks(20.0, 19.0, cpu=None)) is None
     assert "CPU-s" in tamper.cpu_while_baseline_ran(_blocks(20.0, 19.0, cpu=0.015))
+    assert tamper.cpu_while_baseline_ran(_blocks(20.0, 19.0, cpu=0.001)) is None  # tick noise
 
 
 def test_baseline_slowdown_uses_fastest_paired_block():
