@@ -36,10 +36,31 @@ def main() -> None:
 
 def clock_request(policy: str, *, require: bool = False, dry_run: bool = False, mem_mhz: int | None = None):
     from .device.clocks import ClockRequest
+    from .errors import UsageError
 
-    if policy.isdigit():
-        return ClockRequest("mhz", sm_mhz=int(policy), mem_mhz=mem_mhz, require=require, dry_run=dry_run)
-    return ClockRequest(policy, mem_mhz=mem_mhz, require=require, dry_run=dry_run)
+    try:
+        if policy.isdigit():
+            return ClockRequest("mhz", sm_mhz=int(policy), mem_mhz=mem_mhz, require=require, dry_run=dry_run)
+        return ClockRequest(policy, mem_mhz=mem_mhz, require=require, dry_run=dry_run)
+    except ValueError as exc:
+        raise UsageError(f"--clocks: {exc}") from None
+
+
+def _score_config(*, pairs: int | None = None, max_pairs: int | None = None, budget: float | None = None,
+                  **fields):
+    """A ScoreConfig from command-line values; a bad value is a one-line usage error."""
+    from .errors import UsageError
+    from .pipeline.compare_files import sampler_config
+    from .pipeline.score import ScoreConfig
+
+    try:
+        return ScoreConfig(sampler=sampler_config(min_pairs=pairs, max_pairs=max_pairs, budget=budget), **fields)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _log(silent: bool):
+    return None if silent else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
 
 
 def write_json(doc: dict, out: Path | None, to_stdout: bool) -> None:
@@ -124,20 +145,15 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides,
 
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
     """
-    from .errors import EXIT_REJECTED, UsageError
-    from .pipeline.compare_files import sampler_config
-    from .pipeline.score import ScoreConfig, score as run_score
+    from .errors import EXIT_REJECTED
+    from .pipeline.score import score as run_score
     from .report import score_table
     from .results import VERDICT_REJECTED
     from .tasks import parse_overrides
 
-    try:
-        cfg = ScoreConfig(sampler=sampler_config(min_pairs=pairs, max_pairs=max_pairs, budget=budget),
-                          device=device, s_ref=s_ref, seed=seed, call_timeout_s=timeout,
-                          clocks=clock_request(clock_policy, require=require_locked_clocks))
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    say = None if (quiet or as_json) else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
+    cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, s_ref=s_ref, seed=seed,
+                        call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks))
+    say = _log(quiet or as_json)
     result = run_score(task_dir, candidate_file, cfg, overrides=parse_overrides(overrides),
                        progress=_progress(quiet or as_json), log=say)
     if say:
@@ -156,18 +172,11 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides,
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def validate(task_dir, device, pairs, as_json, quiet):
     """Check TASK_DIR's validity gates on this machine (exit 0 valid, 1 not valid)."""
-    from .errors import EXIT_REJECTED, UsageError
-    from .pipeline.compare_files import sampler_config
-    from .pipeline.score import ScoreConfig
+    from .errors import EXIT_REJECTED
     from .pipeline.validate import validate as run_validate
     from .report import validation_table
 
-    try:
-        cfg = ScoreConfig(sampler=sampler_config(min_pairs=pairs), device=device)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    say = None if (quiet or as_json) else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
-    report = run_validate(task_dir, cfg, log=say)
+    report = run_validate(task_dir, _score_config(pairs=pairs, device=device), log=_log(quiet or as_json))
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else validation_table(report))
     sys.exit(0 if report.ok else EXIT_REJECTED)
 
@@ -181,17 +190,10 @@ def validate(task_dir, device, pairs, as_json, quiet):
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def calibrate(task_dirs, device, pairs, out_dir, quiet):
     """Measure each task's s_ref on this machine and write it to bench_configs/<device>.toml."""
-    from .errors import UsageError
     from .pipeline.calibrate import calibrate as run_calibrate
-    from .pipeline.compare_files import sampler_config
-    from .pipeline.score import ScoreConfig
 
-    try:
-        cfg = ScoreConfig(sampler=sampler_config(min_pairs=pairs), device=device)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    say = None if quiet else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
-    path, found = run_calibrate(list(task_dirs), cfg, out_dir=out_dir, log=say)
+    path, found = run_calibrate(list(task_dirs), _score_config(pairs=pairs, device=device), out_dir=out_dir,
+                                log=_log(quiet))
     for c in found:
         click.echo(f"{c.task:<20} s_ref {c.s_ref:.3f}  95% CI [{c.ci_low:.3f}, {c.ci_high:.3f}]  ({c.n_pairs} pairs)")
     click.echo(f"wrote {path}")
@@ -226,10 +228,9 @@ def selfcheck(device, quick, as_json, out_dir, skip_tasks):
 
     device = check_device(device)
     backend = cuda_backend(device) if device.startswith("cuda") else cpu_backend()
-    say = None if as_json else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
     report = run_selfcheck(backend, SelfcheckConfig(quick=quick), env=lambda: environment_report(device),
                            tasks=None if skip_tasks else (lambda: gate_shipped_tasks(device)),
-                           say=say or (lambda m: None))
+                           say=_log(as_json) or (lambda m: None))
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_json(report, out_dir / "selfcheck.json", False)
