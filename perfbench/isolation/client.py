@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import perfbench
 
 from ..errors import CandidateRejected, UsageError
+from .procfs import session_pids
 from .protocol import ProtocolError, recv
 
 MAX_BLOB_BYTES = 1 << 31
@@ -120,7 +122,8 @@ class WorkerClient:
         return data[-limit:].decode(errors="replace")
 
     def kill(self) -> None:
-        """SIGKILL the worker's whole process group (its own session)."""
+        """SIGKILL the worker's whole process group (its own session) and wait until it is gone,
+        grandchildren included, so nothing the candidate started outlives the score."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -129,6 +132,14 @@ class WorkerClient:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
             pass
+        deadline = time.monotonic() + 5
+        while session_pids(self.proc.pid) and time.monotonic() < deadline:
+            for pid in session_pids(self.proc.pid):  # members that left the group but not the session
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.01)
 
     def close(self) -> None:
         if self.proc.poll() is None:

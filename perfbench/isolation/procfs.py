@@ -18,6 +18,21 @@ def _stat_fields(pid: str) -> list[str] | None:
         return None
 
 
+def session_pids(sid: int) -> list[int]:
+    """Live (non-zombie) processes in session `sid`."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        if e.isdigit():
+            f = _stat_fields(e)
+            if f is not None and len(f) > 3 and f[3] == str(sid) and f[0] != "Z":
+                out.append(int(e))
+    return out
+
+
 def session_cpu_seconds(sid: int) -> float | None:
     """User+system CPU seconds of all live processes in session `sid` (the worker's own)."""
     try:
