@@ -75,7 +75,7 @@ def write_json(doc: dict, out: Path | None, to_stdout: bool) -> None:
 
 
 def _progress(quiet: bool):
-    if quiet:
+    if quiet or not sys.stderr.isatty():  # a live counter only where it can overwrite itself
         return None
 
     def show(n, summary):

@@ -130,7 +130,8 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
     program = TaskProgram(spec, device, init_seed=init_seed)
     say = log or (lambda msg: None)
     fp = fingerprint(device)
-    s_ref, s_ref_source, warnings = _s_ref(spec, device, fp, cfg) if spec.kind == "perf" else (None, "", [])
+    s_ref, s_ref_source, warnings = _s_ref(spec, device, fp, cfg)
+    sampler_cfg = _sampler_config(spec, cfg)
     base = dict(task=spec.name, task_kind=spec.kind, candidate=str(candidate), device=device, seed=master,
                 overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
     baseline_file = spec.root if spec.format == FORMAT_KERNELBENCH else spec.file("baseline")
@@ -146,7 +147,7 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
             say("loading baseline; timing it alone")
             _load(base_w, spec, device, baseline_file, cfg, init_seed, probe_seed)
             base_side = WorkerSide(base_w, None, spec.timed_size, cfg.call_timeout_s, other_sid=cand.proc.pid)
-            before = baseline_alone(base_side, _sampler_config(spec, cfg), _derive_seeds(master ^ 0x5A5A, 1)[0])
+            before = baseline_alone(base_side, sampler_cfg, _derive_seeds(master ^ 0x5A5A, 1)[0])
             say("loading candidate")
             _load(cand, spec, device, cand_path, cfg, init_seed, probe_seed)
             say(f"correctness gate: {len(spec.sizes)} sizes x {len(check_seeds)} seeds")
@@ -156,7 +157,6 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
                                    checks=checks, worker_logs=logs(), **base)
             cand_side = WorkerSide(cand, program, spec.timed_size, cfg.call_timeout_s, _tolerance(spec),
                                    check_fraction=cfg.timed_check_fraction)
-            sampler_cfg = _sampler_config(spec, cfg)
             with device_session(device, cfg.clocks) as dev:
                 base["clock_control"] = dev.control.to_dict()
                 say(f"timing AB-BA pairs (clocks: {dev.control.status})")

@@ -1,5 +1,4 @@
 """Every shipped task: its solution passes and scores, its starter earns 0, a wrong candidate is rejected."""
-import json
 import os
 import subprocess
 import sys

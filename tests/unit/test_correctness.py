@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from perfbench.correctness import (OutputRecord, Tolerance, check_output, default_tolerance,
+from perfbench.correctness import (Tolerance, check_output, default_tolerance,
                                    inputs_unchanged, record_of)
 from perfbench.isolation.protocol import ProtocolError, decode_record, encode_record
 
