@@ -40,8 +40,6 @@ class _WorkerState:
     def __init__(self) -> None:
         import torch
 
-        from ..timing.timers import CpuTimer, CudaEventTimer
-
         self.torch = torch
         self.program = None
         self.fn = None
@@ -51,7 +49,6 @@ class _WorkerState:
         self.flush = None
         self.last_block: tuple[list, tuple] = ([], ())
         self.pending: list[tuple] = []
-        self._timer_classes = (CpuTimer, CudaEventTimer)
 
     # -- requests --------------------------------------------------------------------------------
     def load(self, req: dict[str, Any]) -> tuple[dict, list]:
@@ -59,13 +56,13 @@ class _WorkerState:
         from ..task_runtime import TaskProgram
         from ..tasks import TaskSpec
         from ..timing.flush import flusher_for
+        from ..timing.timers import CpuTimer, CudaEventTimer
         from .integrity import Integrity
 
         self.device = req["device"]
         spec = TaskSpec.from_dict(req["task"])
         self.program = TaskProgram(spec, self.device, init_seed=req["init_seed"])
-        cpu_timer, cuda_timer = self._timer_classes
-        self.timer = cuda_timer(self.device) if self.device.startswith("cuda") else cpu_timer()
+        self.timer = CudaEventTimer(self.device) if self.device.startswith("cuda") else CpuTimer()
         self.flush = flusher_for(self.device, req["cache_flush"])
         # Warm the framework before the snapshot so its own lazily started threads are not blamed.
         self.torch.ones(8, device=self.device).sum().item()
