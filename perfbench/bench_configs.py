@@ -55,7 +55,7 @@ def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
 
 
 def write(key: str, entries: list, directory: Path | None = None) -> Path:
-    """Merge calibration entries (objects with task, s_ref, ci_low, ci_high, n_pairs) into KEY.toml.
+    """Merge calibration entries (task, s_ref, ci_low, ci_high, n_pairs, runs) into KEY.toml.
 
     Entries for other tasks already in the file are kept.  Written atomically.
     """
@@ -75,7 +75,8 @@ def write(key: str, entries: list, directory: Path | None = None) -> Path:
     today = datetime.date.today().isoformat()
     for e in entries:
         tasks[e.task] = {"s_ref": round(e.s_ref, 4), "ci": [round(e.ci_low, 4), round(e.ci_high, 4)],
-                         "pairs": e.n_pairs, "measured": today, "perfbench": __version__}
+                         "runs": [round(x, 4) for x in e.runs], "pairs": e.n_pairs, "measured": today,
+                         "perfbench": __version__}
     lines = [f"# s_ref per task on {key}, written by `perfbench calibrate`.", f'device = "{key}"', ""]
     for name in sorted(tasks):
         t = tasks[name]

@@ -187,15 +187,19 @@ def validate(task_dir, device, pairs, as_json, quiet):
 @click.option("--pairs", type=int, default=None, help="Minimum AB-BA pairs (>= 5).")
 @click.option("--out-dir", type=click.Path(path_type=Path), default=None,
               help="Where the per-device TOML goes (default: the repository's bench_configs/).")
+@click.option("--runs", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="Independent scorings per task; s_ref is their median.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def calibrate(task_dirs, device, pairs, out_dir, quiet):
+def calibrate(task_dirs, device, pairs, out_dir, runs, quiet):
     """Measure each task's s_ref on this machine and write it to bench_configs/<device>.toml."""
     from .pipeline.calibrate import calibrate as run_calibrate
 
     path, found = run_calibrate(list(task_dirs), _score_config(pairs=pairs, device=device), out_dir=out_dir,
-                                log=_log(quiet))
+                                runs=runs, log=_log(quiet))
     for c in found:
-        click.echo(f"{c.task:<20} s_ref {c.s_ref:.3f}  95% CI [{c.ci_low:.3f}, {c.ci_high:.3f}]  ({c.n_pairs} pairs)")
+        spread = ", ".join(f"{x:.3f}" for x in c.runs)
+        click.echo(f"{c.task:<20} s_ref {c.s_ref:.3f}  (runs {spread}; CIs span [{c.ci_low:.3f}, {c.ci_high:.3f}], "
+                   f"{c.n_pairs} pairs)")
     click.echo(f"wrote {path}")
 
 

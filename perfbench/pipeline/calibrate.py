@@ -7,6 +7,7 @@ on this hardware.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,15 +23,19 @@ from .score import ScoreConfig, score
 
 @dataclass(frozen=True)
 class Calibration:
+    """s_ref = the median over independent runs (fresh workers each); the interval spans every
+    run's CI, because on a shared machine the spread between runs exceeds one run's CI."""
+
     task: str
     s_ref: float
     ci_low: float
     ci_high: float
     n_pairs: int
+    runs: tuple[float, ...] = ()
 
 
 def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: Path | None = None,
-              log: Callable[[str], None] | None = None) -> tuple[Path, list[Calibration]]:
+              runs: int = 3, log: Callable[[str], None] | None = None) -> tuple[Path, list[Calibration]]:
     """Score each task's solution against its baseline; merge the results into this device's file."""
     cfg = config or ScoreConfig()
     say = log or (lambda msg: None)
@@ -42,14 +47,20 @@ def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: 
             say(f"{spec.name}: impl task, no s_ref to measure")
             continue
         device = check_device(cfg.device or spec.device)
-        say(f"{spec.name}: timing the solution against the baseline")
-        # any s_ref > 1 lets score() run; the value measured here replaces it
-        r = score(spec, spec.file("solution"), dataclasses.replace(cfg, s_ref=2.0), log=say)
-        if r.verdict == VERDICT_REJECTED:
-            raise UsageError(f"{spec.name}: the task's own solution was rejected: "
-                             f"{r.reasons[0].code}: {r.reasons[0].message}")
-        lo, hi = r.comparison.ci
-        found.append(Calibration(spec.name, r.comparison.speedup, lo, hi, r.comparison.samples.n_pairs))
+        speedups, lows, highs, pairs = [], [], [], 0
+        for run in range(runs):
+            say(f"{spec.name}: timing the solution against the baseline (run {run + 1}/{runs})")
+            # any s_ref > 1 lets score() run; the value measured here replaces it
+            r = score(spec, spec.file("solution"), dataclasses.replace(cfg, s_ref=2.0), log=say)
+            if r.verdict == VERDICT_REJECTED:
+                raise UsageError(f"{spec.name}: the task's own solution was rejected: "
+                                 f"{r.reasons[0].code}: {r.reasons[0].message}")
+            speedups.append(r.comparison.speedup)
+            lows.append(r.comparison.ci[0])
+            highs.append(r.comparison.ci[1])
+            pairs += r.comparison.samples.n_pairs
+        found.append(Calibration(spec.name, statistics.median(speedups), min(lows), max(highs), pairs,
+                                 tuple(speedups)))
     if device is None:
         raise UsageError("no perf tasks to calibrate")
     key = bench_configs.device_key(device, fingerprint(device))

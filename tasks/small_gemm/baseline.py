@@ -1,6 +1,10 @@
-"""Naive GEMM: broadcast a[:, :, None] * b[None, :, :] into an [M, K, N] temporary, then sum over K."""
+"""Naive GEMM: one vector-matrix product per row of `a`, stacked.
+
+(An earlier baseline broadcast a[:, :, None] * b[None] into a 16 MB temporary; its time swung
+3x with the allocator's state from block to block, which made s_ref unstable.)
+"""
 import torch
 
 
 def kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return (a.unsqueeze(2) * b.unsqueeze(0)).sum(dim=1)
+    return torch.stack([a[i] @ b for i in range(a.shape[0])])

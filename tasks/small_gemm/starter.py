@@ -1,6 +1,6 @@
-"""Starting point: the same broadcast-multiply-then-sum GEMM as the baseline. Make it faster."""
+"""Starting point: the same row-by-row GEMM as the baseline. Make it faster."""
 import torch
 
 
 def kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return (a.unsqueeze(2) * b.unsqueeze(0)).sum(dim=1)
+    return torch.stack([a[i] @ b for i in range(a.shape[0])])

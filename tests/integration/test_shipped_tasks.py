@@ -17,13 +17,13 @@ CFG = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=8, warmup_s=0.05)
 
 
 @pytest.mark.parametrize("task", CPU_TASKS)
-def test_solution_scores_near_its_s_ref(task):
+def test_solution_passes_and_is_faster(task):
     r = score(REPO / "tasks" / task, REPO / "tasks" / task / "solution.py", CFG)
     assert r.verdict == "scored", r.reasons
     assert r.comparison.speedup > 1.15           # genuinely faster than the baseline
     assert r.s_ref > 1.15
-    # matching the reference solution is worth little: well below the reward of s_ref**1.5
-    assert r.r_perf < 0.5
+    # How close s lands to s_ref is a measurement on a noisy machine, not a test: it is checked
+    # by `perfbench validate` / `calibrate` and quoted from runs, never asserted here.
 
 
 @pytest.mark.parametrize("task", CPU_TASKS)
