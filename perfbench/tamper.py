@@ -41,10 +41,6 @@ class BlockWall:
     iters: int
     other_cpu_s: float | None = None   # CPU burned by the *other* worker's session meanwhile
 
-    @property
-    def unaccounted_per_iter_ns(self) -> float:
-        return (self.wall_ns - self.reported_ns) / self.iters
-
 
 def unaccounted_time(base: Sequence[BlockWall], cand: Sequence[BlockWall], n_pairs: int) -> str | None:
     """A message if the candidate's blocks hold implausibly more unreported wall time.

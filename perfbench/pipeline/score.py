@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .. import bench_configs, tamper
-from ..correctness import Failure, Tolerance, check_outputs, inputs_unchanged
+from ..correctness import Failure, Tolerance
 from ..device.clocks import ClockControl, ClockRequest
 from ..device.fingerprint import fingerprint
 from ..device.session import device_session
@@ -27,7 +27,7 @@ from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec, load_task
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
 from .compare import check_device
-from .worker_side import WorkerSide
+from .worker_side import WorkerSide, verify_call
 
 
 @dataclass(frozen=True)
@@ -77,20 +77,20 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
     tol = _tolerance(spec)
     checks = 0
     for size in spec.sizes:
-        expected_bytes = sum(t.numel() * t.element_size() for t in program.reference(program.make_inputs(seeds[0], size))
-                             if hasattr(t, "numel"))
+        # The scorer's own inputs and expected outputs, made once: they also size the poison.
+        inputs = [program.make_inputs(seed, size) for seed in seeds]
+        expected = [program.reference(x) for x in inputs]
+        poison_bytes = sum(t.numel() * t.element_size() for t in expected[0] if hasattr(t, "numel"))
         header, blobs = client.request("check", timeout_s * len(seeds), seeds=seeds, size=size,
-                                       poison_bytes=expected_bytes)
+                                       poison_bytes=poison_bytes)
         pos = 0
         try:
-            for seed, res in zip(seeds, header["results"], strict=True):
+            for x, ref, res in zip(inputs, expected, header["results"], strict=True):
                 n_out, n_in = len(res["outputs"]), len(res["inputs"])
                 outs = decode_values(res["outputs"], blobs[pos:pos + n_out])
                 ins = decode_values(res["inputs"], blobs[pos + n_out:pos + n_out + n_in])
                 pos += n_out + n_in
-                inputs = program.make_inputs(seed, size)
-                fails = check_outputs(outs, program.reference(inputs), program.oracle(inputs), tol) \
-                    or inputs_unchanged(inputs, ins)
+                fails = verify_call(program, x, outs, ins, tol, expected=ref)
                 checks += 1
                 if fails:
                     return checks, [Failure(f.reason, f"size {size!r}: {f.message}") for f in fails]

@@ -6,6 +6,7 @@ fails at least one.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -79,6 +80,4 @@ def validate(task: str | Path, config: ScoreConfig | None = None,
 
 
 def _with_s_ref(cfg: ScoreConfig) -> ScoreConfig:
-    import dataclasses
-
     return cfg if cfg.s_ref is not None else dataclasses.replace(cfg, s_ref=2.0)

@@ -13,7 +13,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 
-from ..correctness import Tolerance, check_outputs, inputs_unchanged
+from ..correctness import Failure, OutputRecord, Tolerance, check_outputs, inputs_unchanged
 from ..errors import CandidateRejected
 from ..isolation.client import WorkerClient
 from ..isolation.procfs import session_cpu_seconds
@@ -21,6 +21,15 @@ from ..isolation.protocol import ProtocolError, decode_values
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
 from ..timing.inprocess import iteration_seed
+
+
+def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
+                tol: Tolerance | None, expected: list | None = None) -> list[Failure]:
+    """One call's outputs against the trusted reference (recomputed here unless given), then its
+    inputs against the scorer's own copy.  Outputs first: an output that aliases an input has
+    also changed it, and the alias is the more specific reason."""
+    ref = expected if expected is not None else program.reference(inputs)
+    return check_outputs(outs, ref, program.oracle(inputs), tol) or inputs_unchanged(inputs, ins)
 
 
 @dataclass
@@ -70,8 +79,7 @@ class WorkerSide:
         except (KeyError, TypeError, ProtocolError) as exc:
             raise CandidateRejected("tamper.protocol", f"{self.client.label}: bad fetch reply: {exc}") from None
         inputs = self.program.make_inputs(iteration_seed(seed, k), self.size)
-        fails = check_outputs(outs, self.program.reference(inputs), self.program.oracle(inputs), self.tolerance) \
-            or inputs_unchanged(inputs, ins)
+        fails = verify_call(self.program, inputs, outs, ins, self.tolerance)
         self.checks += 1
         if fails:
             raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")
