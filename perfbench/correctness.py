@@ -12,7 +12,8 @@ candidate handed over.  Each rule has a stable reason code:
     correctness.broadcast    an expanded (stride-0) view instead of materialised values
     correctness.aliases_input  output shares memory with an input
     correctness.input_mutated  an input changed during the call
-    correctness.uninitialised  output holds the poison written before the call (never written)
+    correctness.uninitialised  output holds the poison written before the call, or differs between
+                             two calls on identical inputs made after different poison patterns
     correctness.nan          NaN/inf where the reference is finite, or missing where it is not
     correctness.mismatch     values outside rtol/atol of the float64 reference
     correctness.norm         relative norm error above rtol
@@ -33,6 +34,17 @@ _DEFAULT_TOL = {
     torch.float16: (1e-2, 1e-3),
     torch.bfloat16: (2e-2, 1e-2),
 }
+
+
+# Gate calls run twice on identical inputs; before each, memory the allocator will hand out next
+# is filled with one of these byte patterns (0xFF is NaN in every float type).  Which freed block
+# an allocator hands back is its own business, so a single poison is caught only when it lands;
+# two patterns make an output that reads unwritten memory *differ* between the calls, which the
+# scorer sees whatever block it got (see `judge_repeated_call`).
+POISON_PATTERNS = (0xFF, 0xA5)
+# Failures about the values (not the structure) of an output: the ones unwritten memory causes.
+VALUE_REASONS = frozenset({"correctness.mismatch", "correctness.nan", "correctness.norm",
+                           "correctness.uninitialised"})
 
 
 @dataclass(frozen=True)
@@ -183,6 +195,39 @@ def check_outputs(records: Sequence[OutputRecord], expected: Sequence[torch.Tens
         for f in check_output(rec, exp, oracle[i] if oracle is not None else None, t):
             fails.append(Failure(f.reason, f.message if len(records) == 1 else f"output {i}: {f.message}"))
     return fails
+
+
+def outputs_differ(first: Sequence[OutputRecord], second: Sequence[OutputRecord]) -> bool:
+    """True if two calls' outputs differ in any byte (same structure assumed where comparable)."""
+    if len(first) != len(second):
+        return True
+    for a, b in zip(first, second):
+        if (a.tensor is None) != (b.tensor is None):
+            return True
+        if a.tensor is not None and (a.tensor.shape != b.tensor.shape or a.tensor.dtype != b.tensor.dtype
+                                     or not torch.equal(_raw_bytes(a.tensor), _raw_bytes(b.tensor))):
+            return True
+    return False
+
+
+def judge_repeated_call(fails_per_run: Sequence[list[Failure]], differ: bool) -> list[Failure]:
+    """The verdict on one input set called once per poison pattern.
+
+    - every run within tolerance: pass, even if the runs differ (atomics and other reorderings
+      are nondeterministic but correct);
+    - a run wrong in its values while the runs' outputs differ: `correctness.uninitialised`: the
+      output depends on what memory held before the call (or on a race), not on the inputs;
+    - otherwise the first run's first failure, as it is.
+    """
+    failing = next((f for f in fails_per_run if f), [])
+    if not failing:
+        return []
+    if differ and failing[0].reason in VALUE_REASONS:
+        return [Failure("correctness.uninitialised",
+                        "output differs between two calls on identical inputs made after different "
+                        f"memory poison patterns, and is wrong: it reads memory it never wrote "
+                        f"({failing[0].message})")]
+    return failing
 
 
 def inputs_unchanged(before: Sequence[object], after: Sequence[OutputRecord]) -> list[Failure]:

@@ -102,15 +102,16 @@ class _WorkerState:
         if bad:
             raise CandidateRejected(*bad[0])
 
-    def _poison(self, nbytes: int) -> None:
-        """Fill memory the allocator will hand out next with 0xFF bytes (NaN in every float type).
+    def _poison(self, nbytes: int, pattern: int) -> None:
+        """Fill memory the allocator will hand out next with `pattern` bytes.
 
-        A block of the expected output's size is filled and freed, so an output allocated but
-        never written comes back as poison and is named `correctness.uninitialised`.
+        Blocks of the expected output's size are filled and freed, so an output allocated but
+        never written usually comes back holding the pattern.  Usually: the scorer does not rely
+        on it, it calls twice with different patterns and compares (correctness.judge_repeated_call).
         """
         n = max(int(nbytes), 1)
         # Several blocks: the allocator hands back one of the most recently freed of a size.
-        junk = [self.torch.full((n,), 255, dtype=self.torch.uint8, device=self.device)
+        junk = [self.torch.full((n,), pattern, dtype=self.torch.uint8, device=self.device)
                 for _ in range(32 if n < (1 << 16) else 2)]
         del junk
 
@@ -137,16 +138,17 @@ class _WorkerState:
         results, blobs = [], []
         held: tuple = ()
         for seed in req["seeds"]:
-            inputs = self._refill(held, self.program.make_inputs(seed, req["size"]))
-            self._poison(req.get("poison_bytes", 0))
-            out = self._call(inputs)
-            self._check_integrity()
-            out_meta, out_blobs = encode_values(as_outputs(out), inputs)
-            in_meta, in_blobs = encode_values(list(inputs))
-            results.append({"outputs": out_meta, "inputs": in_meta})
-            blobs += out_blobs + in_blobs
-            held = inputs
-            del out
+            for pattern in req["poisons"]:   # identical inputs, one call per poison pattern
+                inputs = self._refill(held, self.program.make_inputs(seed, req["size"]))
+                self._poison(req["poison_bytes"], pattern)
+                out = self._call(inputs)
+                self._check_integrity()
+                out_meta, out_blobs = encode_values(as_outputs(out), inputs)
+                in_meta, in_blobs = encode_values(list(inputs))
+                results.append({"outputs": out_meta, "inputs": in_meta})
+                blobs += out_blobs + in_blobs
+                held = inputs
+                del out
         return {"results": results}, blobs
 
     def prepare(self, req: dict[str, Any]) -> tuple[dict, list]:

@@ -55,7 +55,7 @@ def compare(baseline: Callable[..., Any], candidate: Callable[..., Any],
         seed = secrets.randbits(62)
     base_side = InProcessSide(labels[0], baseline, make_inputs, timer, flush)
     cand_side = InProcessSide(labels[1], candidate, make_inputs, timer, flush)
-    samples = sample_pairs(base_side, cand_side, cfg, seed=seed, progress=progress)
+    samples = sample_pairs(base_side, cand_side, cfg, seed=seed, progress=progress, clock=timer.clock_s)
     if base_side.output_signature != cand_side.output_signature:
         raise UsageError(f"{labels[0]} returns {base_side.output_signature} but {labels[1]} returns "
                          f"{cand_side.output_signature}: they do not compute the same thing")

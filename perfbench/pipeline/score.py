@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .. import bench_configs, tamper
-from ..correctness import Failure, Tolerance
+from ..correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
 from ..device.clocks import ClockControl, ClockRequest
 from ..device.fingerprint import fingerprint
 from ..device.session import device_session
@@ -72,25 +72,34 @@ def _load(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg: Sc
 
 
 def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s: float) -> tuple[int, list[Failure]]:
-    """Run the candidate on every size with fresh seeds; compare in this process."""
+    """Run the candidate on every size with fresh seeds, twice per input set (one call per
+    poison pattern); compare in this process."""
     spec = program.spec
     tol = _tolerance(spec)
     checks = 0
+    runs = len(POISON_PATTERNS)
     for size in spec.sizes:
         # The scorer's own inputs and expected outputs, made once: they also size the poison.
         inputs = [program.make_inputs(seed, size) for seed in seeds]
         expected = [program.reference(x) for x in inputs]
         poison_bytes = sum(t.numel() * t.element_size() for t in expected[0] if hasattr(t, "numel"))
-        header, blobs = client.request("check", timeout_s * len(seeds), seeds=seeds, size=size,
-                                       poison_bytes=poison_bytes)
+        header, blobs = client.request("check", timeout_s * len(seeds) * runs, seeds=seeds, size=size,
+                                       poison_bytes=poison_bytes, poisons=list(POISON_PATTERNS))
         pos = 0
         try:
-            for x, ref, res in zip(inputs, expected, header["results"], strict=True):
-                n_out, n_in = len(res["outputs"]), len(res["inputs"])
-                outs = decode_values(res["outputs"], blobs[pos:pos + n_out])
-                ins = decode_values(res["inputs"], blobs[pos + n_out:pos + n_out + n_in])
-                pos += n_out + n_in
-                fails = verify_call(program, x, outs, ins, tol, expected=ref)
+            results = header["results"]
+            if not isinstance(results, list) or len(results) != len(seeds) * runs:
+                raise ProtocolError(f"{len(results)} results for {len(seeds) * runs} calls")
+            for j, (x, ref) in enumerate(zip(inputs, expected, strict=True)):
+                calls = []
+                for res in results[j * runs:(j + 1) * runs]:
+                    n_out, n_in = len(res["outputs"]), len(res["inputs"])
+                    outs = decode_values(res["outputs"], blobs[pos:pos + n_out])
+                    ins = decode_values(res["inputs"], blobs[pos + n_out:pos + n_out + n_in])
+                    pos += n_out + n_in
+                    calls.append((outs, verify_call(program, x, outs, ins, tol, expected=ref)))
+                differ = any(outputs_differ(calls[0][0], outs) for outs, _ in calls[1:])
+                fails = judge_repeated_call([f for _, f in calls], differ)
                 checks += 1
                 if fails:
                     return checks, [Failure(f.reason, f"size {size!r}: {f.message}") for f in fails]
@@ -175,7 +184,8 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
             baseline=str(baseline_file), candidate=str(cand_path), device=device,
             timer="cuda_events" if device.startswith("cuda") else "cpu_perf_counter", seed=master,
             samples=samples, config=sampler_cfg.to_dict(), fingerprint=fp,
-            extra={"baseline_alone_ns": before, "timed_output_checks": cand_side.checks})
+            extra={"baseline_alone_ns": before, "timed_output_checks": cand_side.checks,
+                   "candidate_blocks": len(cand_side.blocks)})
         return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks + cand_side.checks,
                            comparison=comparison, worker_logs=logs(), **base)
 

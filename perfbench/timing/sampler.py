@@ -79,6 +79,10 @@ class Side(Protocol):
 
 
 ProgressFn = Callable[[int, "stats.PairedSummary | None"], None]
+# Seconds on a monotonic clock: what the warm-up and the time budget are measured with.  Real
+# timers use the host's clock; FakeTimer its simulated one, so a fake run is deterministic
+# (a wall-clock budget would make the number of blocks, and so the noise drawn, vary per run).
+Clock = Callable[[], float]
 
 
 def _block_seed(master: int, pair: int) -> int:
@@ -86,13 +90,13 @@ def _block_seed(master: int, pair: int) -> int:
     return (master * 1_000_003 + pair * 7919 + 1) % (1 << 62)
 
 
-def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int) -> int:
+def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int, clock: Clock) -> int:
     """Run both sides for cfg.warmup_s and return the iterations per block.
 
     Iterations grow until the faster side's block takes cfg.min_block_s, so a block is far
     above timer resolution; both sides use the same count (they see the same inputs).
     """
-    start = time.perf_counter()
+    start = clock()
     iters = 1
     while True:
         tb = baseline.run_block(iters, seed)
@@ -102,24 +106,25 @@ def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed:
             grow = math.ceil(cfg.min_block_s / max(fast_block_s, 1e-9))
             iters = min(cfg.max_iters_per_block, iters * max(2, min(grow, 64)))
             continue
-        if time.perf_counter() - start >= cfg.warmup_s:
+        if clock() - start >= cfg.warmup_s:
             return iters
 
 
 def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: int,
-                 progress: ProgressFn | None = None, monitor: BlockMonitor | None = None) -> PairedSamples:
+                 progress: ProgressFn | None = None, monitor: BlockMonitor | None = None,
+                 clock: Clock = time.perf_counter) -> PairedSamples:
     """Measure AB-BA pairs until the CI target, the time budget or max_pairs is reached.
 
     With a `monitor`, each pair records the device conditions of its two blocks; a pair that
     ran throttled is, if cfg.remeasure_throttled, discarded and re-run after cfg.cooldown_s.
     """
-    iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1))
+    iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1), clock)
     sides = {BASELINE: baseline, "candidate": candidate}
     base_ns: list[float] = []
     cand_ns: list[float] = []
     conditions: list[dict] = []
     discarded = 0
-    start = time.perf_counter()
+    start = clock()
     stop_reason = "max_pairs"
     i = 0
     while i < cfg.max_pairs:
@@ -146,7 +151,7 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
                                       n_resamples=cfg.n_resamples)
             if summary.speedup.rel_half_width <= cfg.target_rel_ci:
                 stop_reason = "ci_target"
-            elif time.perf_counter() - start >= cfg.time_budget_s:
+            elif clock() - start >= cfg.time_budget_s:
                 stop_reason = "time_budget"
         if progress is not None:
             progress(i, summary)

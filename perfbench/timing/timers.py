@@ -34,6 +34,10 @@ class Timer(Protocol):
 
     def resolution_ns(self) -> float: ...
 
+    def clock_s(self) -> float:
+        """Seconds on the clock that budgets (warm-up, time budget) are measured with."""
+        ...
+
 
 class CpuTimer:
     """Host wall clock around synchronous calls."""
@@ -56,6 +60,9 @@ class CpuTimer:
                 outputs.append(fn(*args))
                 total += time.perf_counter_ns() - t0
         return BlockTiming(float(total), tuple(outputs))
+
+    def clock_s(self) -> float:
+        return time.perf_counter()
 
     def resolution_ns(self) -> float:
         """Smallest observed non-zero step of the clock (its real granularity plus read cost)."""
@@ -102,6 +109,9 @@ class CudaEventTimer:
             torch.cuda.synchronize()
             total_ms = sum(s.elapsed_time(e) for s, e in zip(starts, ends))
         return BlockTiming(total_ms * 1e6, tuple(outputs))
+
+    def clock_s(self) -> float:
+        return time.perf_counter()
 
     def resolution_ns(self) -> float:
         return 500.0  # CUDA event timestamps resolve ~0.5 us (CUDA programming guide)
@@ -165,6 +175,10 @@ class FakeTimer:
             total += d
             self.now_ns += d + self._overhead_ns
         return BlockTiming(total, tuple(outputs))
+
+    def clock_s(self) -> float:
+        """Simulated seconds: budgets under FakeTimer are deterministic."""
+        return self.now_ns * 1e-9
 
     def resolution_ns(self) -> float:
         return 1.0

@@ -119,6 +119,8 @@ def test_kernelbench_problem_scored_end_to_end(run_cli):
     doc = json.loads(proc.stdout)
     assert doc["verdict"] == "scored"
     assert doc["overrides"] == {"batch_size": 32, "in_features": 64, "out_features": 48}
+    # Real timing: the fused model does the same matmul, so s is near 1; the band is a factor of 3
+    # either way, far beyond this VM's run-to-run noise (a few percent, worst seen 14%).
     assert 0.3 < doc["speedup"] < 3.0
 
 

@@ -62,6 +62,8 @@ def test_honest_candidates_scored(name):
     assert r.comparison.samples.n_pairs >= 6
     assert r.checks >= 2 * 2 + 2              # 2 sizes x 2 seeds in the gate + timed-output checks
     if name == "honest_slow":
+        # Real timing: honest_slow does 3x the work (s about 0.35 here); A/A noise on this VM is
+        # a few percent, so s < 1 fails only if one run's noise exceeds a factor of 2.8.
         assert r.comparison.speedup < 1 and r.r_perf == 0.0
 
 
@@ -70,3 +72,15 @@ def test_seed_recorded_and_reproducible_gate():
     r = score(TASK, FIX / "candidates" / "wrong_values.py", cfg)
     assert r.seed == 1234
     assert r.to_dict()["seed"] == 1234
+
+
+@pytest.mark.parametrize("fraction", [1.0, 0.0])
+def test_timed_outputs_checked_at_the_configured_share(fraction):
+    """check_fraction=1: every candidate block's output is checked; 0: only the first two."""
+    import dataclasses
+
+    r = score(TASK, FIX / "candidates" / "honest_fast.py", dataclasses.replace(QUICK, timed_check_fraction=fraction))
+    assert r.verdict == "scored", r.reasons
+    extra = r.comparison.extra
+    assert extra["candidate_blocks"] >= 6 + 1     # the paired run plus at least one sizing block
+    assert extra["timed_output_checks"] == (extra["candidate_blocks"] if fraction == 1.0 else 2)

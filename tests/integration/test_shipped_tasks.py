@@ -20,6 +20,10 @@ CFG = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=8, warmup_s=0.05)
 def test_solution_passes_and_is_faster(task):
     r = score(REPO / "tasks" / task, REPO / "tasks" / task / "solution.py", CFG)
     assert r.verdict == "scored", r.reasons
+    # Real timing, so the margin is the defence against flakes: the solutions measure 3.5x
+    # (row_softmax), 2-4x (csr_spmv) and 6-200x (small_gemm) here; the median of >= 6 pair ratios
+    # would have to lose a factor of 1.7 or more to all the noise of one run (A/A noise on this
+    # VM: median 4%, worst of 12 runs 14%).
     assert r.comparison.speedup > 1.15           # genuinely faster than the baseline
     assert r.s_ref > 1.15
     # How close s lands to s_ref is a measurement on a noisy machine, not a test: it is checked

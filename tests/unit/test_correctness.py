@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from perfbench.correctness import (Tolerance, check_output, default_tolerance,
-                                   inputs_unchanged, record_of)
+from perfbench.correctness import (Tolerance, check_output, default_tolerance, inputs_unchanged,
+                                   judge_repeated_call, outputs_differ, record_of)
 from perfbench.isolation.protocol import ProtocolError, decode_record, encode_record
 
 REF = torch.tensor([1.0, -2.0, 3.0, float("nan")])
@@ -67,3 +67,40 @@ def test_record_round_trip_and_bad_bytes():
         decode_record(dict(meta, dtype="evil"), blob)
     assert decode_record({"type": "list", "shape": [], "strides": [], "device": "",
                           "aliases_input": False}, b"").tensor is None
+
+
+def _fails(got, expected=REF):
+    return check_output(record_of(got), expected, expected.double(), default_tolerance(expected.dtype))
+
+
+def test_repeated_call_that_differs_and_is_wrong_reads_unwritten_memory():
+    """The rule for the gate's two calls per input set (poison 0xFF, then 0xA5)."""
+    wrong_a, wrong_b = torch.tensor([1.0, -2.0, 7.0, float("nan")]), torch.tensor([1.0, -2.0, 9.0, float("nan")])
+    differ = outputs_differ([record_of(wrong_a)], [record_of(wrong_b)])
+    assert differ
+    got = judge_repeated_call([_fails(wrong_a), _fails(wrong_b)], differ)
+    assert [f.reason for f in got] == ["correctness.uninitialised"]
+    # wrong in one run only (the other landed on correct stale memory): still unwritten memory
+    got = judge_repeated_call([[], _fails(wrong_b)], outputs_differ([record_of(REF)], [record_of(wrong_b)]))
+    assert [f.reason for f in got] == ["correctness.uninitialised"]
+
+
+def test_repeated_call_nondeterministic_but_within_tolerance_passes():
+    """Atomics reorder sums: the runs differ in the last bits, both are within tolerance."""
+    a = REF.clone()
+    b = REF.clone()
+    b[0] = torch.nextafter(b[0], torch.tensor(2.0))
+    differ = outputs_differ([record_of(a)], [record_of(b)])
+    assert differ
+    assert judge_repeated_call([_fails(a), _fails(b)], differ) == []
+
+
+def test_repeated_call_deterministic_and_wrong_keeps_its_reason():
+    wrong = torch.tensor([1.0, -2.0, 7.0, float("nan")])
+    differ = outputs_differ([record_of(wrong)], [record_of(wrong.clone())])
+    assert not differ
+    assert [f.reason for f in judge_repeated_call([_fails(wrong), _fails(wrong)], differ)] == ["correctness.mismatch"]
+    # a structural failure is never relabelled, even if the bytes differ
+    short = torch.tensor([1.0, 2.0])
+    fails = judge_repeated_call([_fails(short), _fails(short + 1)], True)
+    assert [f.reason for f in fails] == ["correctness.shape"]

@@ -56,6 +56,61 @@ def test_adaptive_stop_on_ci_target():
     assert r.samples.n_pairs < 200 and r.samples.n_pairs % 2 == 0
 
 
+@pytest.mark.parametrize("min_pairs", [5, 7, 9])
+def test_stop_is_balanced_even_when_target_met_at_odd_count(min_pairs):
+    """Noise-free: the CI is zero-width from the first pair, so the target is met at once.  The
+    run must still end on an even count (as many AB as BA pairs), i.e. at min_pairs + 1."""
+    cfg = SamplerConfig(min_pairs=min_pairs, max_pairs=200, warmup_s=0.0, min_block_s=0.0, target_rel_ci=0.5)
+    r = _compare(FakeTimer(), cfg=cfg)
+    assert r.samples.stop_reason == "ci_target"
+    assert r.samples.n_pairs == min_pairs + 1
+
+
+def test_time_budget_stop_is_balanced_at_odd_min_pairs():
+    cfg = SamplerConfig(min_pairs=7, max_pairs=10_000, warmup_s=0.0, target_rel_ci=0.0, time_budget_s=0.0)
+    r = _compare(FakeTimer(noise=0.05, seed=3), cfg=cfg)
+    assert (r.samples.stop_reason, r.samples.n_pairs) == ("time_budget", 8)
+
+
+class RecordingSide:
+    """A fake Side that records the seed of every block it is asked to run."""
+
+    def __init__(self):
+        self.seeds: list[int] = []
+
+    def run_block(self, iters, seed):
+        self.seeds.append(seed)
+        return 1000.0
+
+
+def test_both_sides_of_a_pair_see_the_same_inputs_and_pairs_differ():
+    from perfbench.timing.sampler import sample_pairs
+
+    base, cand = RecordingSide(), RecordingSide()
+    cfg = SamplerConfig(min_pairs=8, max_pairs=8, warmup_s=0.0, min_block_s=0.0)
+    s = sample_pairs(base, cand, cfg, seed=11, clock=lambda: 0.0)
+    assert s.n_pairs == 8
+    warm = len(base.seeds) - 8           # the sizing blocks come first, also paired
+    assert warm >= 1 and base.seeds == cand.seeds
+    paired = base.seeds[warm:]
+    assert len(set(paired)) == 8         # a fresh input set per pair
+    assert not set(paired) & set(base.seeds[:warm])   # warm-up inputs are never the timed ones
+    # a different master seed gives different inputs
+    other = RecordingSide()
+    sample_pairs(other, RecordingSide(), cfg, seed=12, clock=lambda: 0.0)
+    assert not set(other.seeds) & set(base.seeds)
+
+
+def test_fake_runs_are_deterministic_whatever_the_wall_clock():
+    """Warm-up and budgets run on FakeTimer's simulated clock: two runs give identical samples."""
+    cfg = SamplerConfig(min_pairs=6, max_pairs=40, warmup_s=0.05, min_block_s=0.001, time_budget_s=0.2)
+    a = _compare(FakeTimer(noise=0.03, seed=9), cfg=cfg)
+    import time
+    time.sleep(0.06)   # would change the number of warm-up blocks if they ran on the host clock
+    b = _compare(FakeTimer(noise=0.03, seed=9), cfg=cfg)
+    assert a.samples == b.samples
+
+
 def test_time_budget_stops():
     cfg = SamplerConfig(min_pairs=6, max_pairs=10_000, warmup_s=0.0, target_rel_ci=0.0, time_budget_s=0.0)
     r = _compare(FakeTimer(noise=0.05, seed=3), cfg=cfg)
