@@ -42,6 +42,18 @@ def make_task(root: Path) -> Path:
     return task
 
 
+def worker_startup_ms(sandbox: bool, reps: int = 3) -> float:
+    """Median ms from spawning an untrusted worker until it answers its first request."""
+    from perfbench.isolation.client import WorkerClient
+
+    times = []
+    for _ in range(reps):
+        with WorkerClient("candidate", untrusted=True, sandbox=sandbox) as w:
+            w.start(120)
+            times.append(w.startup_s * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
 def main() -> None:
     sampler = SamplerConfig(min_pairs=10, max_pairs=10, warmup_s=0.1, min_block_s=0.01)
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,8 +74,16 @@ def main() -> None:
     print(f"  {'mode':<28} {'wall s':>8} {'speedup':>8}")
     print(f"  {'in-process compare()':<28} {t_in:>8.2f} {r.speedup:>8.3f}")
     print(f"  {'isolated score() (workers)':<28} {t_iso:>8.2f} {s.comparison.speedup:>8.3f}")
-    print(f"  ratio isolated / in-process: {t_iso / t_in:.1f}x "
+    print(f"  ratio isolated / in-process: {t_iso / t_in:.2f}x "
           f"(includes 2 worker start-ups, the gate and timed-output checks)")
+    bare, boxed = worker_startup_ms(False), worker_startup_ms(True)
+    print(f"  worker start-up (spawn to first answer, median of 3): {bare:.0f} ms bare, {boxed:.0f} ms sandboxed "
+          f"(+{boxed - bare:.0f} ms for cgroup + namespaces + read-only remounts)")
+    iso = s.isolation
+    layers = [k for k in ("cgroup", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "readonly_fs", "no_new_privs",
+                          "caps_dropped") if iso.get(k)]
+    print(f"  candidate worker: started and answering in {iso.get('startup_ms')} ms (sandbox + interpreter + "
+          f"torch import); layers: {', '.join(layers) or 'none'}")
 
 
 if __name__ == "__main__":

@@ -134,13 +134,15 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--clocks", "clock_policy", default="base", show_default=True,
               help="GPU clock policy while timing: base | max | none | a number of MHz.")
 @click.option("--require-locked-clocks", is_flag=True, help="Refuse to time with unlocked GPU clocks (exit 2).")
+@click.option("--require-sandbox", is_flag=True,
+              help="Refuse to score (exit 2) unless every sandbox layer is active around the candidate.")
 @click.option("--timeout", type=float, default=60.0, show_default=True,
               help="Seconds one candidate call (or one timed block) may take before it is killed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides, s_ref, seed, clock_policy,
-          require_locked_clocks, timeout, as_json, out, quiet):
+          require_locked_clocks, require_sandbox, timeout, as_json, out, quiet):
     """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
 
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
@@ -152,7 +154,8 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides,
     from .tasks import parse_overrides
 
     cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, s_ref=s_ref, seed=seed,
-                        call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks))
+                        call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks),
+                        require_sandbox=require_sandbox)
     say = _log(quiet or as_json)
     result = run_score(task_dir, candidate_file, cfg, overrides=parse_overrides(overrides),
                        progress=_progress(quiet or as_json), log=say)

@@ -196,6 +196,7 @@ class ScoreResult:
     overrides: dict[str, Any] = field(default_factory=dict)
     worker_logs: dict[str, str] = field(default_factory=dict)
     clock_control: dict[str, Any] = field(default_factory=dict)  # policy, status, target, reason
+    isolation: dict[str, Any] = field(default_factory=dict)  # sandbox layers around the candidate
     perfbench_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 
@@ -245,7 +246,7 @@ class ScoreResult:
             "tests_passed": self.tests_passed, "tests_total": self.tests_total,
             "warnings": list(self.warnings), "overrides": dict(self.overrides),
             "comparison": c.to_dict() if c else None, "worker_logs": dict(self.worker_logs),
-            "clock_control": dict(self.clock_control),
+            "clock_control": dict(self.clock_control), "isolation": dict(self.isolation),
         }
 
     @classmethod
@@ -260,5 +261,5 @@ class ScoreResult:
                    tests_passed=d.get("tests_passed"), tests_total=d.get("tests_total"),
                    warnings=tuple(d.get("warnings", ())), overrides=dict(d.get("overrides", {})),
                    worker_logs=dict(d.get("worker_logs", {})), clock_control=dict(d.get("clock_control", {})),
-                   perfbench_version=d["perfbench_version"],
+                   isolation=dict(d.get("isolation", {})), perfbench_version=d["perfbench_version"],
                    schema_version=d["schema_version"])

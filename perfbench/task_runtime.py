@@ -51,7 +51,7 @@ class TaskProgram:
         else:
             inputs_mod = load_module(spec.file("inputs"))
             self._make = get_callable(inputs_mod, "make_inputs", spec.file("inputs"))
-            self._reference = get_callable(load_module(spec.file("reference")), "reference", spec.file("reference"))
+            self._reference = None   # loaded on first use: a sandboxed worker never reads it
             self._reference_model = None
 
     # -- inputs and reference (trusted) -------------------------------------------------------
@@ -69,13 +69,19 @@ class TaskProgram:
             raise UsageError(f"{self.spec.name}: make_inputs must return a tuple, got {type(args).__name__}")
         return tuple(_to_device(a, self.device) for a in args)
 
+    def _reference_fn(self) -> Callable[..., Any]:
+        if self._reference is None:
+            path = self.spec.file("reference")
+            self._reference = get_callable(load_module(path), "reference", path)
+        return self._reference
+
     def reference(self, inputs: tuple) -> list[torch.Tensor]:
         with torch.no_grad():
-            return as_outputs(self._reference(*inputs))
+            return as_outputs(self._reference_fn()(*inputs))
 
     def oracle(self, inputs: tuple) -> list[torch.Tensor] | None:
         """The reference computed in float64 (None if the task's reference cannot run so)."""
-        fn = self._reference
+        fn = self._reference_fn()
         if self._reference_model is not None:
             fn = copy.deepcopy(self._reference_model).to(torch.float64)
         try:

@@ -94,15 +94,29 @@ MUTATIONS = [
     M("NaN where the reference is finite accepted", "perfbench/correctness.py",
       "if not bool(same.all()):", "if False:", UNIT_CORRECT + GATE),
     # -- timed-output checks (worker_side)
-    M("timed outputs checked in the first two blocks only", "perfbench/pipeline/worker_side.py",
+    M("timed outputs checked in the first two blocks only", "perfbench/pipeline/arena_side.py",
       "return self.checks < 2 or secrets.randbelow(1_000_000) < self.check_fraction * 1_000_000",
       "return self.checks < 2", GATE + EXPLOITS),
-    M("timed outputs never checked", "perfbench/pipeline/worker_side.py",
+    M("timed outputs never checked", "perfbench/pipeline/arena_side.py",
       "if self.program is not None and self._should_check():", "if False:", EXPLOITS),
-    M("always the first iteration checked", "perfbench/pipeline/worker_side.py",
-      "k = secrets.randbelow(iters)  # chosen after the block ran", "k = 0", EXPLOITS),
-    M("reported time never bounded by the wall clock", "perfbench/pipeline/worker_side.py",
-      "if total > wall:", "if False:", EXPLOITS),
+    M("always the first iteration checked", "perfbench/pipeline/arena_side.py",
+      "k = secrets.randbelow(len(block))   # chosen after the block ran", "k = 0", EXPLOITS),
+    M("reported time never bounded by the wall clock", "perfbench/pipeline/arena_side.py",
+      "if reported > wall:", "if False:", EXPLOITS),
+    # -- trust boundary v2 (#9)
+    M("scorer's clock not corrected for the null-block overhead", "perfbench/pipeline/arena_side.py",
+      "return max(wall_ns - overhead_ns, 0.01 * wall_ns) / iters", "return wall_ns / iters", TAMPER),
+    M("candidate not frozen while the baseline is timed", "perfbench/pipeline/arena_side.py",
+      "            self.other.freeze()\n", "", EXPLOITS),
+    M("trusted task files not hidden from the candidate", "perfbench/pipeline/score.py",
+      'for role in ("solution", "reference")', "for role in ()", EXPLOITS),
+    M("sandbox without the read-only remount", "perfbench/isolation/sandbox.py",
+      "mount -o remount,bind,ro \"$m\" 2>/dev/null || true", "true", EXPLOITS),
+    M("a cgroup's processes never killed", "perfbench/isolation/cgroup.py",
+      "        deadline = time.monotonic() + 5.0\n        try:\n            self.thaw()",
+      "        return\n        try:\n            self.thaw()", ["tests/unit/test_cgroup.py"] + EXPLOITS),
+    M("timed output read from an unfrozen worker's memory: wrong iteration", "perfbench/pipeline/arena_side.py",
+      "outs = self._outputs_of(k)", "outs = self._outputs_of(0)", EXPLOITS),
     M("gate checks the first size only", "perfbench/pipeline/score.py",
       "for size in spec.sizes:\n        # The scorer's own inputs", "for size in spec.sizes[:1]:\n        # The scorer's own inputs",
       GATE + EXPLOITS),
@@ -131,10 +145,16 @@ def copy_repo(dest: Path) -> None:
             shutil.copy2(src, dest / f)
 
 
-def run_tests(root: Path, tests: tuple[str, ...]) -> tuple[bool, float, str]:
+def run_tests(root: Path, tests: tuple[str, ...], timeout_s: float | None = 300) -> tuple[bool, float, str]:
+    """(passed, seconds, output tail).  A run past `timeout_s` counts as failed: a mutation that
+    makes the tests hang (a stop condition removed) is caught, just slowly."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-                          cwd=root, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(root)))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                              cwd=root, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(root)),
+                              timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False, time.perf_counter() - t0, "timed out"
     return proc.returncode == 0, time.perf_counter() - t0, proc.stdout[-1500:]
 
 
@@ -153,7 +173,7 @@ def main() -> int:
         root = Path(tmp)
         copy_repo(root)
         tests = tuple(sorted({t for m in chosen for t in m.tests}))
-        ok, secs, out = run_tests(root, tests)
+        ok, secs, out = run_tests(root, tests, timeout_s=None)
         print(f"{'unmutated copy':55s} {'passes' if ok else 'FAILS'} {secs:6.1f}s", flush=True)
         if not ok:
             print(out)

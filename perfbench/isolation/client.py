@@ -23,8 +23,10 @@ from typing import Any
 import perfbench
 
 from ..errors import CandidateRejected, UsageError
-from .procfs import session_pids
+from .arena import SharedArena
+from .procfs import child_pids, session_cpu_seconds, session_pids
 from .protocol import ProtocolError, recv
+from .sandbox import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, scorer_namespace_env
 
 MAX_BLOB_BYTES = 1 << 31
 
@@ -42,28 +44,78 @@ def _worker_env() -> dict[str, str]:
 
 
 class WorkerClient:
-    """One worker process.  Use as a context manager: the process never outlives it."""
+    """One worker process.  Use as a context manager: the process never outlives it.
 
-    def __init__(self, label: str, *, untrusted: bool, log_dir: Path | None = None):
+    `sandbox=True` puts it in every layer of sandbox.py this machine allows (its own cgroup
+    always; the namespaces and dropped privileges for untrusted workers); `hide` names trusted
+    files the worker must not read.  What was active is in `isolation` after `start()`.
+    """
+
+    def __init__(self, label: str, *, untrusted: bool, log_dir: Path | None = None, sandbox: bool = True,
+                 hide: tuple[str, ...] = ()):
         self.label = label
         self.untrusted = untrusted
         self._log_dir = log_dir or Path(tempfile.mkdtemp(prefix="perfbench-worker-"))
         self.log_path = self._log_dir / f"{label}.log"
+        self.plan = (plan_sandbox(label, untrusted=untrusted, hide=hide) if sandbox
+                     else SandboxPlan(None, False, missing=("sandbox: switched off by the caller",)))
+        self.isolation: Isolation | None = None
+        # Shared memory for the CPU timing protocol (arena.py): inputs in, output addresses out.
+        self.input_arena, self.output_table = SharedArena(f"{label}-inputs"), SharedArena(f"{label}-table")
+        arena_fds = (self.input_arena.fd, self.output_table.fd)
         ours, theirs = socket.socketpair()
+        t0 = time.perf_counter()
         with open(self.log_path, "wb") as log:
-            # A fresh interpreter in its own session: no fds but the socket and the log file, and
-            # killpg() reaches anything it starts.
+            # A fresh interpreter in its own session: no fds but the socket, the arenas and the log
+            # file, and killpg() reaches anything it starts.
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "perfbench.isolation.worker", str(theirs.fileno())],
+                self.plan.wrap([sys.executable, "-m", "perfbench.isolation.worker", str(theirs.fileno()),
+                                *map(str, arena_fds)]),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                pass_fds=(theirs.fileno(),), start_new_session=True, env=_worker_env())
+                pass_fds=(theirs.fileno(), *arena_fds), start_new_session=True,
+                env=self.plan.env(dict(_worker_env(), **scorer_namespace_env())))
         theirs.close()
         self._conn = Connection(ours.detach())
         self._ids = itertools.count(1)
+        self._started = t0
+        self.startup_s: float | None = None
+        self._frozen = False
+        self.worker_pid: int | None = None
+
+    def start(self, timeout_s: float) -> Isolation:
+        """Wait until the worker answers; record the isolation it reports before any code loads."""
+        header, _ = self.request("ping", timeout_s)
+        self.startup_s = time.perf_counter() - self._started
+        probe = header.get("probe") if isinstance(header.get("probe"), dict) else {}
+        self.isolation = isolation_from_probe(probe, self.plan)
+        # The interpreter itself (its memory holds the outputs the scorer reads): the Popen child
+        # when it exec'd straight into Python, else the one child `unshare --fork` made.
+        kids = child_pids(self.proc.pid)
+        self.worker_pid = kids[0] if self.plan.namespaces and len(kids) == 1 else self.proc.pid
+        return self.isolation
+
+    # -- the cgroup ------------------------------------------------------------------------------
+    def freeze(self) -> None:
+        """Stop every process of this worker (no-op without a cgroup)."""
+        if self.plan.cgroup is not None and not self._frozen:
+            self.plan.cgroup.freeze()
+            self._frozen = True
+
+    def thaw(self) -> None:
+        if self.plan.cgroup is not None and self._frozen:
+            self.plan.cgroup.thaw()
+            self._frozen = False
+
+    def cpu_seconds(self) -> float | None:
+        """CPU used so far by everything this worker started: its cgroup, else its session."""
+        if self.plan.cgroup is not None:
+            return self.plan.cgroup.cpu_seconds()
+        return session_cpu_seconds(self.proc.pid)
 
     # -- requests --------------------------------------------------------------------------------
     def request(self, op: str, timeout_s: float, **fields: Any) -> tuple[dict[str, Any], list[bytes]]:
         rid = next(self._ids)
+        self.thaw()   # a frozen worker cannot answer
         try:
             self._conn.send_bytes(json.dumps(dict(fields, op=op, id=rid)).encode())
             ready = self._conn.poll(timeout_s)
@@ -124,6 +176,9 @@ class WorkerClient:
     def kill(self) -> None:
         """SIGKILL the worker's whole process group (its own session) and wait until it is gone,
         grandchildren included, so nothing the candidate started outlives the score."""
+        if self.plan.cgroup is not None:   # everything it forked, setsid or not
+            self.plan.cgroup.kill()
+            self._frozen = False
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -149,6 +204,9 @@ class WorkerClient:
                 pass
         self.kill()  # also reaps anything the worker left in its group
         self._conn.close()
+        self.input_arena.close()
+        self.output_table.close()
+        self.plan.remove()
 
     def __enter__(self) -> "WorkerClient":
         return self

@@ -74,4 +74,9 @@ class Integrity:
         kids = _child_pids() - self._children
         if kids:
             found.append(("tamper.child_process", f"child processes alive after the call: {sorted(kids)}"))
+        # A mode left on torch's stacks sees every op the worker itself runs afterwards (e.g. a
+        # TorchFunctionMode that fills an empty output when it is detached for serialising).
+        modes = torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()
+        if any(modes):
+            found.append(("tamper.mode_stack", f"torch function/dispatch modes left active: {modes[0]}/{modes[1]}"))
         return found

@@ -18,8 +18,8 @@ def _stat_fields(pid: str) -> list[str] | None:
         return None
 
 
-def session_pids(sid: int) -> list[int]:
-    """Live (non-zombie) processes in session `sid`."""
+def _live_pids_where(field: int, value: int) -> list[int]:
+    """Live (non-zombie) processes whose stat field `field` (after the ')') equals `value`."""
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -28,9 +28,19 @@ def session_pids(sid: int) -> list[int]:
     for e in entries:
         if e.isdigit():
             f = _stat_fields(e)
-            if f is not None and len(f) > 3 and f[3] == str(sid) and f[0] != "Z":
+            if f is not None and len(f) > field and f[field] == str(value) and f[0] != "Z":
                 out.append(int(e))
     return out
+
+
+def session_pids(sid: int) -> list[int]:
+    """Live processes in session `sid`."""
+    return _live_pids_where(3, sid)
+
+
+def child_pids(ppid: int) -> list[int]:
+    """Live processes whose parent is `ppid`."""
+    return _live_pids_where(1, ppid)
 
 
 def session_cpu_seconds(sid: int) -> float | None:

@@ -26,10 +26,10 @@ def _keep_freed_memory_in_heap() -> None:
         pass
 
 
-def _close_other_fds(keep: int) -> None:
+def _close_other_fds(keep: set[int]) -> None:
     # Popen already passes only fds 0-2 and the pipe; this also drops anything a site hook opened.
     for other in range(3, 1024):
-        if other != keep:
+        if other not in keep:
             try:
                 os.close(other)
             except OSError:
@@ -49,6 +49,130 @@ class _WorkerState:
         self.flush = None
         self.last_block: tuple[list, tuple] = ([], ())
         self.pending: list[tuple] = []
+        self.arena_fds: tuple[int, ...] = ()
+        self.inputs_u8 = None          # the input arena, as uint8 (CPU protocol)
+        self.table = None              # the output table, as int64 records
+        self.staged: tuple[str, list[tuple]] = ("", [])
+        self.n_outputs = 1
+        self.null_outputs: Any = None
+        self.expected_meta: list[tuple] = []
+
+    # -- the CPU protocol: inputs in a shared arena, outputs described in a shared table ------
+    def map(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """Map the two arenas (before any task code loads: the addresses reported are ours)."""
+        import mmap
+
+        import numpy as np
+
+        from .arena import RECORD_INTS
+
+        in_fd, tab_fd = self.arena_fds
+        in_map = mmap.mmap(in_fd, req["input_bytes"], mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        tab_map = mmap.mmap(tab_fd, req["table_bytes"], mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self.inputs_u8 = self.torch.frombuffer(in_map, dtype=self.torch.uint8)
+        self.n_outputs = max(1, int(req["n_outputs"]))
+        self.table = np.frombuffer(tab_map, dtype=np.int64).reshape(-1, RECORD_INTS)
+        self._maps = (in_map, tab_map)
+        self.staged = ("", [])   # views of an earlier mapping are stale
+        return {"ok": True, "input_base": self.inputs_u8.data_ptr(), "input_bytes": req["input_bytes"]}, []
+
+    def stage(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """Build the views a block's calls take their arguments from (no values yet: the scorer
+        writes them while this process is frozen, right before the timed request)."""
+        import json
+
+        key = json.dumps(req["layout"], sort_keys=True)
+        if self.staged[0] != key:
+            torch = self.torch
+            spec = req["layout"]
+            if "uniform" in spec:
+                u = spec["uniform"]
+                iterations = [dict(u, base=k * u["stride"]) for k in range(spec["iters"])]
+            else:
+                iterations = spec["each"]
+            views = []
+            for layout in iterations:
+                base = layout["base"]
+                args = []
+                for s in layout["slots"]:
+                    if not s["dtype"]:
+                        args.append(s["const"])
+                        continue
+                    dtype = getattr(torch, s["dtype"])
+                    n = 1
+                    for d in s["shape"]:
+                        n *= d
+                    nbytes = n * torch.empty((), dtype=dtype).element_size()
+                    start = base + s["offset"]
+                    args.append(self.inputs_u8[start:start + nbytes].view(dtype).view(s["shape"]))
+                views.append(tuple(args))
+            self.staged = (key, views)
+        outs = [self.torch.zeros(o["shape"], dtype=getattr(self.torch, o["dtype"])) for o in req["null_outputs"]]
+        self.null_outputs = outs[0] if len(outs) == 1 else tuple(outs)
+        self.expected_meta = [(t.dtype, t.shape) for t in outs]
+        self.last_block = ([], ())
+        return {"ok": True}, []
+
+    def _null(self, *args: Any) -> Any:
+        return self.null_outputs
+
+    def run(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """The timed request: the calls on the staged views, then each output's address, dtype,
+        shape and strides into the table.  The scorer's clock runs around all of it."""
+        from ..errors import CandidateRejected
+        from ..loading import describe_exception
+
+        views = self.staged[1][:req["iters"]]
+        fn = self._null if req.get("null") else self.fn
+        try:
+            with self.torch.no_grad():
+                block = self.timer.time_block(fn, views, self.flush)
+        except Exception as exc:  # noqa: BLE001 - candidate code
+            raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
+        self._describe_outputs(block.outputs)
+        self.last_block = (list(block.outputs), ())   # alive until the scorer has read them
+        self._check_integrity()
+        return {"total_ns": float(block.total_ns)}, []
+
+    def _describe_outputs(self, outputs: Any) -> None:
+        """Each output's address (and, unless it is the expected contiguous tensor, its dtype,
+        shape and strides) into the table.  Inside the timed window, so the common case costs
+        one data_ptr() and one bulk write."""
+        from .arena import (DTYPE_CODE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR,
+                            KIND_TOO_MANY_DIMS, MAX_DIMS)
+
+        torch, tab, n_out = self.torch, self.table, self.n_outputs
+        expected = self.expected_meta
+        ptrs, odd = [], []
+        for k, out in enumerate(outputs):
+            outs = out if type(out) is tuple else (out,)
+            if len(outs) != n_out:
+                odd.append((k * n_out, None, len(outs)))
+                ptrs.extend([0] * n_out)
+                continue
+            for j, t in enumerate(outs):
+                if type(t) is torch.Tensor and (t.dtype, t.shape) == expected[j] and t.is_contiguous() \
+                        and t.device.type == "cpu":
+                    ptrs.append(t.data_ptr())
+                else:
+                    ptrs.append(0)
+                    odd.append((k * n_out + j, t, 0))
+        m = len(ptrs)
+        tab[:m, 0] = KIND_EXPECTED
+        tab[:m, 1] = ptrs
+        for row, t, count in odd:
+            if t is None:
+                tab[row:row + n_out, 0] = KIND_STRUCTURE
+                tab[row, 1] = count
+            elif type(t) is not torch.Tensor or t.device.type != "cpu":
+                tab[row, 0] = KIND_OTHER
+            elif t.dim() > MAX_DIMS:
+                tab[row, 0] = KIND_TOO_MANY_DIMS
+            else:
+                nd, r = t.dim(), tab[row]
+                r[0], r[1], r[2], r[3] = KIND_TENSOR, t.data_ptr(), DTYPE_CODE.get(t.dtype, -1), nd
+                r[4:4 + nd] = t.shape
+                r[4 + MAX_DIMS:4 + MAX_DIMS + nd] = t.stride()
 
     # -- requests --------------------------------------------------------------------------------
     def load(self, req: dict[str, Any]) -> tuple[dict, list]:
@@ -187,13 +311,13 @@ class _WorkerState:
         return {"outputs": out_meta, "inputs": in_meta}, out_blobs + in_blobs
 
 
-def main(fd: int) -> None:
+def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
     """Serve requests on socket `fd` until told to exit or the scorer goes away.
 
     Started by `WorkerClient` as ``python -m perfbench.isolation.worker FD`` with stdout/stderr
     already pointing at a log file and its own session (process group).
     """
-    _close_other_fds(keep=fd)
+    _close_other_fds(keep={fd, *arena_fds})
     _keep_freed_memory_in_heap()
     import json
     from multiprocessing.connection import Connection
@@ -203,8 +327,12 @@ def main(fd: int) -> None:
 
     conn = Connection(fd)
     state = _WorkerState()
-    handlers = {"ping": lambda req: ({"ok": True}, []), "load": state.load, "check": state.check,
-                "prepare": state.prepare, "time": state.time, "fetch": state.fetch}
+    state.arena_fds = arena_fds
+    from .sandbox import probe
+
+    handlers = {"ping": lambda req: ({"ok": True, "probe": probe()}, []), "load": state.load, "check": state.check,
+                "prepare": state.prepare, "time": state.time, "fetch": state.fetch,
+                "map": state.map, "stage": state.stage, "run": state.run}
     while True:
         try:
             req = json.loads(conn.recv_bytes())
@@ -228,4 +356,4 @@ def main(fd: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), tuple(int(x) for x in sys.argv[2:]))

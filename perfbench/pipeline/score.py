@@ -18,15 +18,18 @@ from ..correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_ca
 from ..device.clocks import ClockControl, ClockRequest
 from ..device.fingerprint import fingerprint
 from ..device.session import device_session
-from ..errors import CandidateRejected, UsageError
+from ..errors import CandidateRejected, EnvironmentUnavailable, UsageError
 from ..impl_tests import run_tests
 from ..isolation.client import WorkerClient
 from ..isolation.protocol import ProtocolError, decode_values
+from ..isolation.sandbox import make_nondumpable
 from ..results import VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, PairedSamples, Reason, ScoreResult
 from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec, load_task
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
 from .compare import check_device
+from .arena_side import ArenaSide
+from .sides import SideSettings, build_sides
 from .worker_side import WorkerSide, verify_call
 
 
@@ -44,6 +47,8 @@ class ScoreConfig:
     s_ref: float | None = None        # override bench_configs / the task default
     seed: int | None = None           # master seed (default: secret, drawn per run)
     bench_configs_dir: Path | None = None
+    sandbox: bool = True              # every isolation layer this machine allows (docs/security.md)
+    require_sandbox: bool = False     # refuse to score unless every layer is active
 
     def __post_init__(self) -> None:
         if not self.call_timeout_s > 0 or not self.load_timeout_s > 0:
@@ -145,17 +150,22 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
                 overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
     baseline_file = spec.root if spec.format == FORMAT_KERNELBENCH else spec.file("baseline")
     checks = 0
+    nondumpable = make_nondumpable()
     # Both interpreters start together (importing torch takes seconds).  The baseline is timed
     # alone first, before any candidate code is loaded, for the interference check.
-    with WorkerClient("candidate", untrusted=True) as cand, WorkerClient("baseline", untrusted=False) as base_w:
+    with _candidate_worker(spec, cand_path, cfg) as cand, \
+            WorkerClient("baseline", untrusted=False, sandbox=cfg.sandbox) as base_w:
         logs = lambda: {"candidate": cand.log_tail()}  # noqa: E731 - read at the end, not now
         try:
             say("starting workers")
-            base_w.request("ping", cfg.load_timeout_s)
-            cand.request("ping", cfg.load_timeout_s)
+            base_w.start(cfg.load_timeout_s)
+            base["isolation"], missing = _isolation(cand, cfg, nondumpable)
+            base["warnings"] += missing
+            base_side, make_cand_side = build_sides(
+                spec, program, device, sampler_cfg,
+                SideSettings(cfg.call_timeout_s, _tolerance(spec), cfg.timed_check_fraction), base_w, cand, probe_seed)
             say("loading baseline; timing it alone")
             _load(base_w, spec, device, baseline_file, cfg, init_seed, probe_seed)
-            base_side = WorkerSide(base_w, None, spec.timed_size, cfg.call_timeout_s, other_sid=cand.proc.pid)
             before = baseline_alone(base_side, sampler_cfg, _derive_seeds(master ^ 0x5A5A, 1)[0])
             say("loading candidate")
             _load(cand, spec, device, cand_path, cfg, init_seed, probe_seed)
@@ -164,8 +174,7 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
             if fails:
                 return ScoreResult(verdict=VERDICT_REJECTED, reasons=tuple(Reason(f.reason, f.message) for f in fails),
                                    checks=checks, worker_logs=logs(), **base)
-            cand_side = WorkerSide(cand, program, spec.timed_size, cfg.call_timeout_s, _tolerance(spec),
-                                   check_fraction=cfg.timed_check_fraction)
+            cand_side = make_cand_side()
             with device_session(device, cfg.clocks) as dev:
                 base["clock_control"] = dev.control.to_dict()
                 say(f"timing AB-BA pairs (clocks: {dev.control.status})")
@@ -182,10 +191,10 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
                                worker_logs=logs(), **base)
         comparison = ComparisonResult(
             baseline=str(baseline_file), candidate=str(cand_path), device=device,
-            timer="cuda_events" if device.startswith("cuda") else "cpu_perf_counter", seed=master,
+            timer="cuda_events" if device.startswith("cuda") else "scorer_wall_clock", seed=master,
             samples=samples, config=sampler_cfg.to_dict(), fingerprint=fp,
             extra={"baseline_alone_ns": before, "timed_output_checks": cand_side.checks,
-                   "candidate_blocks": len(cand_side.blocks)})
+                   "candidate_blocks": len(cand_side.blocks), **_block_diagnostics(base_side, cand_side, samples)})
         return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks + cand_side.checks,
                            comparison=comparison, worker_logs=logs(), **base)
 
@@ -193,6 +202,28 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
 # Scored blocks last at least this long: the wall-clock tamper checks have a few ms of
 # per-block noise, which must stay small against a block.
 SCORE_MIN_BLOCK_S = 0.01
+
+
+def _candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig) -> WorkerClient:
+    """The candidate's worker, sandboxed, with the task's trusted files (other than the candidate
+    itself, when a task's own solution is scored) hidden from it."""
+    hide: tuple[str, ...] = ()
+    if spec.format != FORMAT_KERNELBENCH:
+        hide = tuple(str(spec.file(role)) for role in ("solution", "reference")
+                     if spec.file(role).resolve() != cand_path.resolve())
+    return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide)
+
+
+def _isolation(cand: WorkerClient, cfg: ScoreConfig, nondumpable: bool) -> tuple[dict, tuple[str, ...]]:
+    """Start the candidate's worker; the layers it runs in, for the verdict, and a warning per
+    missing one.  With `require_sandbox`, a missing layer stops the run (exit 2)."""
+    iso = cand.start(cfg.load_timeout_s)
+    missing = iso.missing + (() if nondumpable else ("scorer_nondumpable: prctl(PR_SET_DUMPABLE) failed",))
+    if cfg.require_sandbox and missing:
+        raise EnvironmentUnavailable(f"--require-sandbox: {'; '.join(missing)}")
+    record = dict(iso.to_dict(), scorer_nondumpable=nondumpable,
+                  startup_ms=round(cand.startup_s * 1e3, 1) if cand.startup_s is not None else None)
+    return record, tuple(f"sandbox layer missing: {m}" for m in missing)
 
 
 def _clock_warnings(device: str, control: ClockControl, samples: PairedSamples) -> tuple[str, ...]:
@@ -216,7 +247,20 @@ def _sampler_config(spec: TaskSpec, cfg: ScoreConfig) -> SamplerConfig:
     return sc
 
 
-def baseline_alone(side: WorkerSide, sc: SamplerConfig, seed: int, blocks: int = 5) -> list[float]:
+def _block_diagnostics(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide, samples: PairedSamples) -> dict:
+    """What the verdict keeps besides the scored times: the worker-reported times of the paired
+    blocks and (CPU) the per-block overhead subtracted from both sides."""
+    n = samples.n_pairs
+    out = {"worker_reported_ns": {"baseline": [b.reported_ns / b.iters for b in base.blocks[-n:]],
+                                  "candidate": [b.reported_ns / b.iters for b in cand.blocks[-n:]]}}
+    if isinstance(base, ArenaSide):
+        out["null_block_ns"] = base.null_ns.get(samples.iters_per_block, [])
+    used = [b.other_cpu_s for b in base.blocks if b.other_cpu_s is not None]
+    out["candidate_cpu_during_baseline_s"] = sum(used) if used else None
+    return out
+
+
+def baseline_alone(side: ArenaSide | WorkerSide, sc: SamplerConfig, seed: int, blocks: int = 5) -> list[float]:
     """Per-iteration times of the baseline before the candidate is loaded (A/A reference)."""
     side.run_block(1, seed)  # the first call pays for cold caches and page faults
     iters = 1
@@ -225,12 +269,14 @@ def baseline_alone(side: WorkerSide, sc: SamplerConfig, seed: int, blocks: int =
     return [side.run_block(iters, seed + 1 + i) for i in range(blocks)]
 
 
-def _check_tampering(base: WorkerSide, cand: WorkerSide, samples: PairedSamples) -> None:
+def _check_tampering(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide, samples: PairedSamples) -> None:
     # Interference first: a candidate burning CPU between its calls also inflates its own
     # unaccounted time, and the interference is the more specific explanation.
     msg = tamper.cpu_while_baseline_ran(base.blocks)
     if msg:
         raise CandidateRejected("tamper.baseline_interference", msg)
+    if isinstance(cand, ArenaSide):
+        return   # the scorer's clock decided: work hidden from the worker's timer was paid for
     msg = tamper.unaccounted_time(base.blocks, cand.blocks, samples.n_pairs)
     if msg:
         raise CandidateRejected("tamper.unaccounted_time", msg)
@@ -255,8 +301,9 @@ def gate_only(task: str | Path, candidate: str | Path, config: ScoreConfig | Non
     device = check_device(cfg.device or spec.device)
     init_seed, probe_seed, *seeds = _derive_seeds(secrets.randbits(62), 2 + cfg.check_seeds)
     program = TaskProgram(spec, device, init_seed=init_seed)
-    with WorkerClient("candidate", untrusted=True) as w:
+    with _candidate_worker(spec, Path(candidate), cfg) as w:
         try:
+            w.start(cfg.load_timeout_s)
             _load(w, spec, device, Path(candidate), cfg, init_seed, probe_seed)
             return gate(w, program, seeds, cfg.call_timeout_s)
         except CandidateRejected as exc:

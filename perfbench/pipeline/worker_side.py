@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from ..correctness import Failure, OutputRecord, Tolerance, check_outputs, inputs_unchanged
 from ..errors import CandidateRejected
 from ..isolation.client import WorkerClient
-from ..isolation.procfs import session_cpu_seconds
 from ..isolation.protocol import ProtocolError, decode_values
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
@@ -40,7 +39,7 @@ class WorkerSide:
     timeout_s: float
     tolerance: Tolerance | None = None
     check_fraction: float = 1.0
-    other_sid: int | None = None      # the other worker's session: its CPU use is watched
+    other: WorkerClient | None = None  # frozen while this side is timed; its CPU use is watched
     blocks: list[BlockWall] = field(default_factory=list)
     checks: int = 0
 
@@ -51,11 +50,20 @@ class WorkerSide:
 
     def run_block(self, iters: int, seed: int) -> float:
         self.client.request("prepare", self.timeout_s, iters=iters, seed=seed, size=self.size)
-        cpu0 = session_cpu_seconds(self.other_sid) if self.other_sid else None
-        t0 = time.perf_counter_ns()
-        header, _ = self.client.request("time", self.timeout_s)
-        wall = time.perf_counter_ns() - t0
-        cpu1 = session_cpu_seconds(self.other_sid) if cpu0 is not None else None
+        cpu0 = cpu1 = None
+        if self.other is not None:
+            # Nothing of the other side runs while this side is timed (with a cgroup); its CPU
+            # use meanwhile is still measured, as a cross-check (and the only check without one).
+            self.other.freeze()
+            cpu0 = self.other.cpu_seconds()
+        try:
+            t0 = time.perf_counter_ns()
+            header, _ = self.client.request("time", self.timeout_s)
+            wall = time.perf_counter_ns() - t0
+        finally:
+            if self.other is not None:
+                cpu1 = self.other.cpu_seconds()
+                self.other.thaw()
         total = header.get("total_ns")
         if not isinstance(total, (int, float)) or not math.isfinite(total) or total <= 0:
             raise CandidateRejected("tamper.impossible_time", f"{self.client.label} reported time {total!r}")

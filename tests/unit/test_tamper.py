@@ -29,3 +29,10 @@ def test_baseline_slowdown_uses_fastest_paired_block():
     assert tamper.baseline_slowdown(before, [13.0, 35.0, 12.9, 50.1, 13.0, 13.3]) is None  # swings, not sabotage
     assert "2.49x" in tamper.baseline_slowdown(before, [25.0, 25.3, 24.9, 25.1, 25.2, 25.0])
     assert tamper.baseline_slowdown(before[:2], [25.0] * 6) is None
+
+
+def test_block_time_is_scorer_wall_less_overhead():
+    from perfbench.pipeline.arena_side import per_iteration_ns
+
+    assert per_iteration_ns(10_000_000, 2_000_000, 100) == 80_000      # (10 ms - 2 ms) / 100 calls
+    assert per_iteration_ns(10_000_000, 12_000_000, 10) == 10_000      # floor: 1% of the wall

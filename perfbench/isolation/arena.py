@@ -1,0 +1,190 @@
+"""Shared memory between the scorer and a worker, and the layouts written into it.
+
+Two arenas per worker (CPU timing protocol, docs/security.md):
+- the *input arena*: the scorer writes a block's inputs here while the worker is frozen, so the
+  worker sees them only once its timed request has started;
+- the *output table*: inside the timed request the worker writes, per iteration, where each
+  output lives in its memory (address, dtype, shape, strides).  After the reply the scorer
+  freezes the worker and reads the chosen output's bytes from the worker's memory itself
+  (`read_process_memory`): nothing the worker does after replying can change them.
+
+Both are memfds created by the scorer and inherited by the worker; sparse, so an arena sized for
+the largest block costs memory only for the pages written.
+"""
+from __future__ import annotations
+
+import math
+import mmap
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+MAX_DIMS = 8
+# One output-table record: kind, data_ptr, dtype code, ndim, shape[MAX_DIMS], strides[MAX_DIMS].
+RECORD_INTS = 4 + 2 * MAX_DIMS
+# KIND_STRUCTURE: the call returned another number of outputs (the count is in the address field).
+# KIND_EXPECTED: an exact, contiguous CPU tensor of the expected dtype and shape; only its
+# address is recorded (the common case, kept cheap because it is inside the timed window).
+KIND_MISSING, KIND_TENSOR, KIND_OTHER, KIND_TOO_MANY_DIMS, KIND_STRUCTURE, KIND_EXPECTED = 0, 1, 2, 3, 4, 5
+DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+          torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)
+DTYPE_CODE = {d: i for i, d in enumerate(DTYPES)}
+
+
+class SharedArena:
+    """A memfd mapped in this process; the worker maps the same fd."""
+
+    def __init__(self, name: str):
+        self.fd = os.memfd_create(f"perfbench-{name}", 0)   # inheritable only through pass_fds
+        self.size = 0
+        self._map: mmap.mmap | None = None
+
+    def resize(self, nbytes: int) -> None:
+        """Grow to at least `nbytes` (never shrinks: a worker may still index the old extent)."""
+        nbytes = max(mmap.PAGESIZE, -(-int(nbytes) // mmap.PAGESIZE) * mmap.PAGESIZE, self.size)
+        if nbytes == self.size:
+            return
+        if self._map is not None:
+            self._map.close()
+        os.ftruncate(self.fd, nbytes)
+        self._map = mmap.mmap(self.fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self.size = nbytes
+
+    def view(self) -> memoryview:
+        if self._map is None:
+            raise RuntimeError("arena not sized yet")
+        return memoryview(self._map)
+
+    def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+@dataclass(frozen=True)
+class InputSlot:
+    """One argument of one call: a tensor at `offset` in the iteration's slice, or a constant."""
+
+    offset: int
+    dtype: str
+    shape: tuple[int, ...]
+    const: Any = None          # non-tensor arguments (ints, floats) travel as JSON
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.dtype != ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"offset": self.offset, "dtype": self.dtype, "shape": list(self.shape), "const": self.const}
+
+
+@dataclass(frozen=True)
+class InputLayout:
+    """Where the arguments of iteration k live: iteration k's slice starts at k * stride."""
+
+    slots: tuple[InputSlot, ...]
+    stride: int
+
+    @classmethod
+    def of(cls, inputs: tuple) -> "InputLayout":
+        slots, off = [], 0
+        for x in inputs:
+            if type(x) is torch.Tensor:
+                nbytes = x.numel() * x.element_size()
+                slots.append(InputSlot(off, str(x.dtype).replace("torch.", ""), tuple(x.shape)))
+                off += -(-nbytes // 64) * 64            # 64-byte aligned, like the CPU allocator
+            elif x is None or isinstance(x, (bool, int, float, str)):
+                slots.append(InputSlot(0, "", (), x))
+            else:
+                raise TypeError(f"input of type {type(x).__name__} cannot be handed to a worker")
+        return cls(tuple(slots), max(64, off))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slots": [s.to_dict() for s in self.slots], "stride": self.stride}
+
+    def read(self, arena: SharedArena, base: int) -> list[torch.Tensor | Any]:
+        """The arguments laid out at `base`, as they are in the arena now (copies)."""
+        buf = arena.view()
+        out: list[Any] = []
+        for slot in self.slots:
+            if not slot.is_tensor:
+                out.append(slot.const)
+                continue
+            dtype = getattr(torch, slot.dtype)
+            n = math.prod(slot.shape) * torch.empty((), dtype=dtype).element_size()
+            start = base + slot.offset
+            raw = torch.frombuffer(bytearray(buf[start:start + n]), dtype=torch.uint8) if n else \
+                torch.empty(0, dtype=torch.uint8)
+            out.append(raw.view(dtype).reshape(slot.shape))
+        return out
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """Where every call of a block finds its arguments: iteration k's at bases[k].
+
+    Tasks whose inputs change shape from seed to seed (a sparse matrix's nnz) get one layout per
+    iteration; the usual fixed-shape task one, sent once (`uniform`)."""
+
+    bases: tuple[int, ...]
+    layouts: tuple[InputLayout, ...]
+
+    @classmethod
+    def of(cls, block: list[tuple]) -> "BlockLayout":
+        layouts = [InputLayout.of(args) for args in block]
+        if layouts and all(x == layouts[0] for x in layouts):
+            layouts = [layouts[0]] * len(layouts)
+        bases, off = [], 0
+        for lay in layouts:
+            bases.append(off)
+            off += lay.stride
+        return cls(tuple(bases), tuple(layouts))
+
+    @property
+    def nbytes(self) -> int:
+        return self.bases[-1] + self.layouts[-1].stride if self.bases else 0
+
+    @property
+    def uniform(self) -> bool:
+        return all(x is self.layouts[0] for x in self.layouts)
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.uniform:
+            return {"uniform": self.layouts[0].to_dict(), "iters": len(self.bases)}
+        return {"each": [dict(lay.to_dict(), base=b) for b, lay in zip(self.bases, self.layouts)]}
+
+    def read(self, arena: SharedArena, k: int) -> list[torch.Tensor | Any]:
+        return self.layouts[k].read(arena, self.bases[k])
+
+
+def table_bytes(iters: int, n_outputs: int) -> int:
+    return iters * max(1, n_outputs) * RECORD_INTS * 8
+
+
+def table_records(arena: SharedArena, k: int, n_outputs: int) -> np.ndarray:
+    """The output-table records of iteration k (a copy): shape (n_outputs, RECORD_INTS)."""
+    width = max(1, n_outputs) * RECORD_INTS
+    a = np.frombuffer(arena.view(), dtype=np.int64, count=width, offset=k * width * 8)
+    return a.reshape(max(1, n_outputs), RECORD_INTS).copy()
+
+
+def read_process_memory(pid: int, address: int, nbytes: int) -> bytes:
+    """`nbytes` at `address` in process `pid` (which must be stopped for the read to mean
+    anything).  Needs ptrace access: the scorer is the worker's ancestor and, here, root."""
+    if nbytes == 0:
+        return b""
+    fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    try:
+        data = os.pread(fd, nbytes, address)
+    finally:
+        os.close(fd)
+    if len(data) != nbytes:
+        raise OSError(f"short read: {len(data)} of {nbytes} bytes at {address:#x}")
+    return data

@@ -1,0 +1,226 @@
+"""The CPU `Side` of the trust boundary: the scorer's clock, inputs handed over frozen, outputs
+read from the frozen worker.  (worker_side.WorkerSide is the CUDA one, docs/security.md.)
+
+One block, side S, the other side O:
+
+1. O and S are frozen (cgroup).  The scorer writes the block's inputs (which it generated from
+   secret seeds) into S's input arena.  Nothing of S can see them yet.
+2. t0; S is thawed and sent `run`; S calls the kernel on the staged views and writes each
+   output's address, dtype, shape and strides into its output table; S replies; S is frozen;
+   t1.  The scorer's t1 - t0, less the baseline's measured per-block overhead (`null` blocks:
+   the same request with a kernel that returns a preallocated output), is the block's time.
+   The worker's own timer is only a diagnostic.
+3. For the candidate, one iteration k chosen now is checked: its output bytes are read from S's
+   memory at the addresses in the table (S is frozen: what was there at the reply is what is
+   read), its inputs from the arena, both against the scorer's own reference.
+"""
+from __future__ import annotations
+
+import math
+import secrets
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..correctness import OutputRecord, Tolerance, record_of
+from ..errors import CandidateRejected
+from ..isolation.arena import (DTYPE_CODE, DTYPES, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, MAX_DIMS,
+                               BlockLayout, read_process_memory, table_bytes, table_records)
+from ..isolation.client import WorkerClient
+from ..tamper import BlockWall
+from ..task_runtime import TaskProgram
+from ..timing.inprocess import iteration_seed
+from .worker_side import verify_call
+
+NULL_BLOCKS = 5   # null blocks per block size: the median is the overhead subtracted
+
+
+def per_iteration_ns(wall_ns: float, overhead_ns: float, iters: int) -> float:
+    """A block's time per call: the scorer's wall time less the measured per-block overhead.
+
+    A floor of 1% of the wall keeps it positive when a kernel is lost in the overhead's noise."""
+    return max(wall_ns - overhead_ns, 0.01 * wall_ns) / iters
+
+
+class BlockInputs:
+    """The scorer's inputs for one block, made once and shared by both sides of a pair."""
+
+    def __init__(self, program: TaskProgram, size: str):
+        self.program = program
+        self.size = size
+        self._last: tuple[tuple[int, int], list[tuple]] | None = None
+
+    def get(self, seed: int, iters: int) -> list[tuple]:
+        if self._last is None or self._last[0] != (seed, iters):
+            self._last = ((seed, iters), [self.program.make_inputs(iteration_seed(seed, k), self.size)
+                                          for k in range(iters)])
+        return self._last[1]
+
+
+# The input arena is sized for this many times the probe's inputs per call, for the largest
+# block: room for inputs whose size varies by seed.  Sparse: unwritten pages cost nothing.
+ARENA_SLACK = 2
+
+
+def map_arenas(client: WorkerClient, input_bytes: int, n_outputs: int, max_iters: int, timeout_s: float) -> int:
+    """Size a worker's arenas and have it map them (first before any code loads; again if a
+    block needs more room).  Returns the worker's address of its input arena (for the aliasing
+    tripwire: after a re-map it comes from a worker that runs candidate code)."""
+    client.input_arena.resize(input_bytes)
+    client.output_table.resize(table_bytes(max_iters, n_outputs))
+    header, _ = client.request("map", timeout_s, input_bytes=client.input_arena.size,
+                               table_bytes=client.output_table.size, n_outputs=n_outputs)
+    return int(header["input_base"])
+
+
+@dataclass
+class ArenaSide:
+    client: WorkerClient
+    program: TaskProgram | None           # set for the candidate: its outputs get checked
+    inputs: BlockInputs
+    expected: list[torch.Tensor]          # the reference's outputs on probe inputs: structure
+    input_base: int
+    timeout_s: float
+    tolerance: Tolerance | None = None
+    check_fraction: float = 1.0
+    other: WorkerClient | None = None
+    overhead_from: "ArenaSide | None" = None   # the candidate uses the baseline's null blocks
+    blocks: list[BlockWall] = field(default_factory=list)
+    null_ns: dict[int, list[float]] = field(default_factory=dict)
+    checks: int = 0
+    _staged: dict | None = None
+
+    # -- one block --------------------------------------------------------------------------------
+    def _stage(self, layout: BlockLayout) -> None:
+        """Views of the arena for this block's calls, built in the worker before the inputs are
+        written.  (Where inputs change shape by seed, the shapes are known to the worker here,
+        before the timed request; their values are not.)"""
+        spec = layout.to_dict()
+        if spec == self._staged:
+            return
+        if layout.nbytes > self.client.input_arena.size:
+            self.input_base = map_arenas(self.client, ARENA_SLACK * layout.nbytes, len(self.expected),
+                                         len(layout.bases), self.timeout_s)
+        nulls = [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)} for t in self.expected]
+        self.client.request("stage", self.timeout_s, layout=spec, null_outputs=nulls)
+        self._staged = spec
+
+    def _timed_request(self, iters: int, null: bool) -> tuple[float, dict, float | None]:
+        """Wall ns of one `run` request from thaw to frozen-again, its reply, and the CPU the
+        other side used meanwhile."""
+        cpu0 = None
+        if self.other is not None:
+            self.other.freeze()
+            cpu0 = self.other.cpu_seconds()
+        t0 = time.perf_counter_ns()
+        header, _ = self.client.request("run", self.timeout_s, iters=iters, null=null)   # thaws first
+        self.client.freeze()   # from here on the worker's memory is what it was at the reply
+        wall = time.perf_counter_ns() - t0
+        cpu = None if cpu0 is None else self.other.cpu_seconds() - cpu0
+        return float(wall), header, cpu
+
+    def overhead_ns(self, layout: BlockLayout) -> float:
+        """The baseline worker's per-block cost of everything but the kernel, for blocks of
+        this many calls (measured once per block size, on the first block's layout)."""
+        if self.overhead_from is not None:
+            return self.overhead_from.overhead_ns(layout)
+        iters = len(layout.bases)
+        if iters not in self.null_ns:
+            self._stage(layout)
+            self.client.freeze()
+            self.null_ns[iters] = [self._timed_request(iters, null=True)[0] for _ in range(NULL_BLOCKS)]
+        return statistics.median(self.null_ns[iters])
+
+    def run_block(self, iters: int, seed: int) -> float:
+        block = self.inputs.get(seed, iters)
+        layout = BlockLayout.of(block)
+        overhead = self.overhead_ns(layout)
+        self._stage(layout)
+        self.client.freeze()
+        self._write_inputs(block, layout)
+        wall, header, other_cpu = self._timed_request(iters, null=False)
+        reported = header.get("total_ns")
+        if not isinstance(reported, (int, float)) or not math.isfinite(reported) or reported < 0:
+            raise CandidateRejected("tamper.impossible_time", f"{self.client.label} reported time {reported!r}")
+        if reported > wall:
+            raise CandidateRejected("tamper.impossible_time",
+                                    f"{self.client.label} reported {reported / 1e6:.3f} ms for a block the scorer "
+                                    f"saw take {wall / 1e6:.3f} ms")
+        self.blocks.append(BlockWall(wall, float(reported), iters, other_cpu))
+        if self.program is not None and self._should_check():
+            self._check(block, layout)
+        return per_iteration_ns(wall, overhead, iters)
+
+    def _write_inputs(self, block: list[tuple], layout: BlockLayout) -> None:
+        dst = np.frombuffer(self.client.input_arena.view(), dtype=np.uint8)
+        for k, args in enumerate(block):
+            base = layout.bases[k]
+            for slot, x in zip(layout.layouts[k].slots, args):
+                if slot.is_tensor and x.numel():
+                    src = x.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+                    dst[base + slot.offset:base + slot.offset + src.size] = src
+
+    # -- timed-output checks ----------------------------------------------------------------------
+    def _should_check(self) -> bool:
+        # The first two blocks always, then a random share: decided after the block ran.
+        return self.checks < 2 or secrets.randbelow(1_000_000) < self.check_fraction * 1_000_000
+
+    def _check(self, block: list[tuple], layout: BlockLayout) -> None:
+        k = secrets.randbelow(len(block))   # chosen after the block ran, while the worker is frozen
+        outs = self._outputs_of(k)
+        ins = [record_of(x) for x in layout.read(self.client.input_arena, k)]
+        fails = verify_call(self.program, block[k], outs, ins, self.tolerance)
+        self.checks += 1
+        if fails:
+            raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")
+
+    def _outputs_of(self, k: int) -> list[OutputRecord]:
+        n = len(self.expected)
+        recs = table_records(self.client.output_table, k, n)
+        if recs[0, 0] == KIND_STRUCTURE:
+            raise CandidateRejected("output.structure", f"timed iteration {k}: {int(recs[0, 1])} outputs, expected {n}")
+        return [self._read_output(self._full_record(r, exp), k) for r, exp in zip(recs, self.expected)]
+
+    @staticmethod
+    def _full_record(r: np.ndarray, expected: torch.Tensor) -> np.ndarray:
+        """An address-only record stands for the expected dtype and shape, contiguous."""
+        if r[0] != KIND_EXPECTED:
+            return r
+        full = r.copy()
+        nd = expected.dim()
+        full[0], full[2], full[3] = KIND_TENSOR, DTYPE_CODE[expected.dtype], nd
+        full[4:4 + nd] = expected.shape
+        full[4 + MAX_DIMS:4 + MAX_DIMS + nd] = torch.empty(expected.shape).stride()
+        return full
+
+    def _read_output(self, r: np.ndarray, k: int) -> OutputRecord:
+        if r[0] == KIND_OTHER:
+            return OutputRecord("not a tensor (or not on the CPU)", "", (), (), "", False, None)
+        if r[0] != KIND_TENSOR or not 0 <= r[2] < len(DTYPES) or not 0 <= r[3] <= MAX_DIMS:
+            raise CandidateRejected("output.structure", f"timed iteration {k}: an output is missing")
+        dtype, nd = DTYPES[int(r[2])], int(r[3])
+        shape = tuple(int(x) for x in r[4:4 + nd])
+        strides = tuple(int(x) for x in r[4 + MAX_DIMS:4 + MAX_DIMS + nd])
+        if any(x < 0 for x in shape + strides):
+            raise CandidateRejected("tamper.protocol", f"timed iteration {k}: negative shape or stride")
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        numel = math.prod(shape)
+        span = 0 if numel == 0 else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+        nbytes = span * itemsize
+        limit = 16 * sum(t.numel() * t.element_size() for t in self.expected) + 4096
+        if nbytes > limit:
+            raise CandidateRejected("correctness.shape", f"timed iteration {k}: output spans {nbytes} bytes")
+        try:
+            raw = read_process_memory(self.client.worker_pid, int(r[1]), nbytes)
+        except OSError as exc:
+            raise CandidateRejected("tamper.protocol", f"timed iteration {k}: output memory unreadable "
+                                    f"at the reported address ({exc})") from None
+        flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype) if nbytes else torch.empty(0, dtype=dtype)
+        tensor = flat.as_strided(shape, strides).clone() if numel else torch.empty(shape, dtype=dtype)
+        lo, hi = int(r[1]), int(r[1]) + nbytes
+        aliases = nbytes > 0 and lo < self.input_base + self.client.input_arena.size and self.input_base < hi
+        return OutputRecord("Tensor", str(dtype).replace("torch.", ""), shape, strides, "cpu", aliases, tensor)
+

@@ -1,0 +1,43 @@
+"""Which `Side` times each worker: the scorer-clocked arena protocol on the CPU, the event-timer
+protocol on CUDA (docs/security.md says what each defends)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..correctness import Tolerance
+from ..isolation.arena import InputLayout
+from ..isolation.client import WorkerClient
+from ..task_runtime import TaskProgram
+from ..tasks import TaskSpec
+from ..timing.sampler import SamplerConfig
+from .arena_side import ARENA_SLACK, ArenaSide, BlockInputs, map_arenas
+from .worker_side import WorkerSide
+
+
+@dataclass(frozen=True)
+class SideSettings:
+    timeout_s: float
+    tolerance: Tolerance | None
+    check_fraction: float
+
+
+def build_sides(spec: TaskSpec, program: TaskProgram, device: str, sampler: SamplerConfig, settings: SideSettings,
+                base_w: WorkerClient, cand: WorkerClient,
+                probe_seed: int) -> tuple[ArenaSide | WorkerSide, Callable[[], ArenaSide | WorkerSide]]:
+    """The baseline's side now (it is timed alone before the candidate loads) and a maker for the
+    candidate's (once it passed the gate).  On the CPU both workers map their arenas here, so
+    call it before either loads any task code."""
+    t = settings.timeout_s
+    if device.startswith("cuda"):
+        base_side = WorkerSide(base_w, None, spec.timed_size, t, other=cand)
+        return base_side, lambda: WorkerSide(cand, program, spec.timed_size, t, settings.tolerance,
+                                             check_fraction=settings.check_fraction, other=base_w)
+    probe = program.make_inputs(probe_seed, spec.timed_size)
+    expected, n = program.reference(probe), sampler.max_iters_per_block
+    room = ARENA_SLACK * InputLayout.of(probe).stride * n
+    base_addr, cand_addr = (map_arenas(w, room, len(expected), n, t) for w in (base_w, cand))
+    inputs = BlockInputs(program, spec.timed_size)
+    base_side = ArenaSide(base_w, None, inputs, expected, base_addr, t, other=cand)
+    return base_side, lambda: ArenaSide(cand, program, inputs, expected, cand_addr, t, settings.tolerance,
+                                        settings.check_fraction, other=base_w, overhead_from=base_side)

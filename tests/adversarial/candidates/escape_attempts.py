@@ -1,0 +1,100 @@
+"""Class 4 (same user as the scorer): try every way out of the sandbox at load time, then behave.
+
+Each attempt prints "attempt NAME: allowed" or "attempt NAME: denied (...)" to the worker log,
+which the test reads.  A helper that double-forks, calls setsid and burns the CPU whenever the
+kernel is not running is left behind to slow the baseline; the in-worker tripwire that would name
+it is switched off first, so only the sandbox stands in its way.
+"""
+import os
+import signal
+import socket
+import sys
+import time
+
+import torch
+
+
+def attempt(name, fn):
+    try:
+        fn()
+        print(f"attempt {name}: allowed", flush=True)
+    except Exception as exc:  # noqa: BLE001
+        print(f"attempt {name}: denied ({type(exc).__name__})", flush=True)
+
+
+def _write_perfbench():
+    import perfbench
+
+    with open(perfbench.__file__, "a") as f:
+        f.write("\n# owned\n")
+
+
+def _write_task():
+    root = os.environ.get("PB_TEST_TASK_DIR", "")
+    with open(os.path.join(root, "baseline.py"), "a") as f:
+        f.write("\nimport time; time.sleep(0.001)\n")
+
+
+def _read_reference():
+    root = os.environ.get("PB_TEST_TASK_DIR", "")
+    with open(os.path.join(root, "reference.py")) as f:
+        if "def reference" not in f.read():
+            raise PermissionError("hidden")
+
+
+def _signal_others():
+    hit = 0
+    for e in os.listdir("/proc"):
+        if e.isdigit() and int(e) not in (os.getpid(), 1):
+            try:
+                os.kill(int(e), signal.SIGSTOP)
+                hit += 1
+            except OSError:
+                pass
+    if hit == 0:
+        raise ProcessLookupError("no other process visible")
+
+
+def _scorer_memory():
+    os.open(f"/proc/{os.getppid()}/mem", os.O_RDWR)
+
+
+def _leave_cgroup():
+    for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/freezer"):
+        with open(os.path.join(root, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+
+
+def _network():
+    socket.create_connection(("127.0.0.1", 22), timeout=0.5)
+
+
+def _shared_tmp():
+    with open("/tmp/perfbench-escape-marker", "w") as f:
+        f.write("x")
+    if not os.path.exists("/tmp/perfbench-escape-marker"):
+        raise OSError("vanished")
+    # visible to the scorer only if /tmp is shared: the test looks for it
+
+
+for _name, _fn in [("write_perfbench", _write_perfbench), ("write_task", _write_task),
+                   ("read_reference", _read_reference), ("signal_others", _signal_others),
+                   ("scorer_memory", _scorer_memory), ("leave_cgroup", _leave_cgroup),
+                   ("network", _network), ("shared_tmp", _shared_tmp)]:
+    attempt(_name, _fn)
+
+# Switch the child-process tripwire off, then leave a setsid'ed CPU burner behind.
+sys.modules["perfbench.isolation.integrity"]._child_pids = lambda: set()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        end = time.time() + 120
+        while time.time() < end:
+            pass
+        os._exit(0)
+    os._exit(0)
+os.wait()
+
+
+def kernel(x, y):
+    return torch.add(y, x, alpha=2)
