@@ -17,7 +17,7 @@ from perfbench.timing.sampler import SamplerConfig  # noqa: E402
 TASK = REPO / "tests" / "fixtures" / "tiny_task"
 CANDIDATES = [REPO / "tests" / "fixtures" / "candidates" / f"{n}.py" for n in
               ("honest_fast", "honest_slow", "honest_threads", "honest_large_temporaries", "honest_triton")]
-CFG = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), call_timeout_s=60, check_seeds=3)
+CFG = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), call_timeout_s=120, check_seeds=3)
 
 
 def main(n: int) -> None:

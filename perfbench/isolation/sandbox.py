@@ -159,10 +159,11 @@ def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
         "no_new_privs": probe.get("no_new_privs") is True,
         "caps_dropped": probe.get("cap_eff") == 0 and probe.get("cap_bnd") == 0,
     }
-    missing = list(plan.missing)
-    if ns:
-        missing += [f"{name}: set up but not observed in the worker" for name in LAYERS
-                    if name != "cgroup" and not layers[name]]
+    missing = list(plan.missing)   # layers that could not be set up, and why
+    for name in LAYERS:
+        planned = plan.cgroup is not None if name == "cgroup" else ns
+        if planned and not layers[name]:
+            missing.append(f"{name}: set up but not observed in the worker")
     details = {"cgroup": plan.cgroup.describe() if plan.cgroup else None, "probe": probe}
     return Isolation(layers, probe.get("uid"), details, tuple(missing))
 

@@ -1,0 +1,70 @@
+"""The sandbox's bookkeeping: what the verdict records from the worker's own probe, and how a
+missing layer is reported or refused.  (The layers themselves: tests/adversarial.)"""
+import pytest
+
+from perfbench.errors import EnvironmentUnavailable
+from perfbench.isolation.sandbox import LAYERS, Isolation, SandboxPlan, isolation_from_probe
+from perfbench.pipeline.score import ScoreConfig, _isolation
+
+
+class FakeCgroup:
+    name = "perfbench-candidate-1-abcd"
+    procs_files = ["/sys/fs/cgroup/x/cgroup.procs"]
+
+    def describe(self):
+        return "v2:/sys/fs/cgroup/x"
+
+
+PLAN = SandboxPlan(FakeCgroup(), True, private_dir="/tmp/perfbench-sandbox-x")
+GOOD_PROBE = {"pid": 1, "uid": 0, "cgroups": ["/perfbench-candidate-1-abcd"], "net_devices": ["lo"],
+              "mount_ns_differs": True, "ipc_ns_differs": True, "writable_mounts": ["/dev/shm", "/tmp/perfbench-sandbox-x"],
+              "no_new_privs": True, "cap_eff": 0, "cap_bnd": 0}
+
+
+def test_complete_probe_records_every_layer():
+    iso = isolation_from_probe(GOOD_PROBE, PLAN)
+    assert iso.complete and iso.missing == ()
+    assert all(iso.to_dict()[x] for x in LAYERS)
+
+
+@pytest.mark.parametrize("key,value,layer", [
+    ("pid", 4242, "pid_ns"), ("net_devices", ["eth0", "lo"], "net_ns"), ("cgroups", ["/"], "cgroup"),
+    ("writable_mounts", ["/", "/dev/shm", "/tmp/perfbench-sandbox-x"], "readonly_fs"),
+    ("no_new_privs", False, "no_new_privs"), ("cap_eff", 1 << 21, "caps_dropped"),
+])
+def test_a_layer_not_observed_is_named(key, value, layer):
+    iso = isolation_from_probe(dict(GOOD_PROBE, **{key: value}), PLAN)
+    assert not iso.to_dict()[layer] and not iso.complete
+    assert [m for m in iso.missing if m.startswith(layer)] == [f"{layer}: set up but not observed in the worker"]
+
+
+def test_wrap_puts_the_worker_in_namespaces_and_drops_privileges():
+    cmd = PLAN.wrap(["python", "-m", "w"])
+    assert cmd[0] == "unshare" and {"--pid", "--net", "--ipc", "--mount", "--mount-proc"} <= set(cmd)
+    assert "setpriv" in cmd and "--no-new-privs" in cmd and "--bounding-set=-all" in cmd
+    assert cmd[-3:] == ["python", "-m", "w"] and FakeCgroup.procs_files[0] in cmd
+    only_cgroup = SandboxPlan(FakeCgroup(), False).wrap(["python"])
+    assert only_cgroup[:2] == ["sh", "-c"] and only_cgroup[-1] == "python"
+
+
+class FakeWorker:
+    startup_s = 0.5
+
+    def __init__(self, iso):
+        self.iso = iso
+
+    def start(self, timeout_s):
+        return self.iso
+
+
+def test_require_sandbox_refuses_when_a_layer_is_missing():
+    missing = Isolation({x: x != "net_ns" for x in LAYERS}, 0, {}, ("net_ns: set up but not observed in the worker",))
+    with pytest.raises(EnvironmentUnavailable, match="--require-sandbox: net_ns"):
+        _isolation(FakeWorker(missing), ScoreConfig(require_sandbox=True), nondumpable=True)
+    record, warnings = _isolation(FakeWorker(missing), ScoreConfig(), nondumpable=True)
+    assert record["net_ns"] is False and record["startup_ms"] == 500.0
+    assert warnings == ("sandbox layer missing: net_ns: set up but not observed in the worker",)
+    complete = Isolation({x: True for x in LAYERS}, 0, {}, ())
+    assert _isolation(FakeWorker(complete), ScoreConfig(require_sandbox=True), nondumpable=True)[1] == ()
+    with pytest.raises(EnvironmentUnavailable, match="scorer_nondumpable"):
+        _isolation(FakeWorker(complete), ScoreConfig(require_sandbox=True), nondumpable=False)
