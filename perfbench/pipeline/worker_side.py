@@ -1,10 +1,12 @@
-"""A sampler `Side` backed by a worker process, with the scorer's checks on every block.
+"""The CUDA `Side` of the trust boundary (the CPU one is arena_side.ArenaSide), and `verify_call`.
 
-Per block the scorer (1) wall-clocks the request, (2) refuses reported times the wall clock
-cannot contain, and (3) for the candidate, picks one iteration *after* the block (in the first blocks
-and a random share of the rest) and checks its output against the reference on inputs it
-regenerates itself, so caching, replay and skipping
-work in timed iterations are caught, not just in the gate.
+The worker makes a block's inputs in `prepare`, times the calls with CUDA events, and serialises
+the output the scorer asks for afterwards.  Per block the scorer (1) wall-clocks the request and
+freezes the other worker meanwhile, (2) refuses reported times the wall clock cannot contain,
+and (3) for the candidate, picks one iteration *after* the block (in the first blocks and a
+random share of the rest) and checks its output against the reference on inputs it regenerates
+itself.  The event times still come from the candidate's process: docs/security.md says what
+that leaves open and the plan for it.
 """
 from __future__ import annotations
 
