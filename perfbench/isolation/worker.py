@@ -54,7 +54,7 @@ class _WorkerState:
         self.table = None              # the output table, as int64 records
         self.staged: tuple[str, list[tuple]] = ("", [])
         self.n_outputs = 1
-        self.null_outputs: Any = None
+        self.null_outputs: list = []
         self.expected_meta: list[tuple] = []
 
     # -- the CPU protocol: inputs in a shared arena, outputs described in a shared table ------
@@ -77,10 +77,18 @@ class _WorkerState:
         return {"ok": True, "input_base": self.inputs_u8.data_ptr(), "input_bytes": req["input_bytes"]}, []
 
     def stage(self, req: dict[str, Any]) -> tuple[dict, list]:
-        """Build the views a block's calls take their arguments from (no values yet: the scorer
-        writes them while this process is frozen, right before the timed request)."""
+        """Before every block: free the previous block's outputs (here, not inside the timed
+        request), and build the views the calls take their arguments from when the layout
+        changed (no values yet: the scorer writes them while this process is frozen)."""
         import json
 
+        # The tripwires for the previous block run here, outside the timed window (their /proc
+        # scan costs milliseconds, and differently per namespace): the worker has been frozen
+        # since its reply, so what they see is what was left at the reply.
+        self._check_integrity()
+        self.last_block = ([], ())
+        if req["layout"] is None:
+            return {"ok": True}, []
         key = json.dumps(req["layout"], sort_keys=True)
         if self.staged[0] != key:
             torch = self.torch
@@ -107,14 +115,17 @@ class _WorkerState:
                     args.append(self.inputs_u8[start:start + nbytes].view(dtype).view(s["shape"]))
                 views.append(tuple(args))
             self.staged = (key, views)
-        outs = [self.torch.zeros(o["shape"], dtype=getattr(self.torch, o["dtype"])) for o in req["null_outputs"]]
-        self.null_outputs = outs[0] if len(outs) == 1 else tuple(outs)
-        self.expected_meta = [(t.dtype, t.shape) for t in outs]
+        self.null_outputs = [self.torch.zeros(o["shape"], dtype=getattr(self.torch, o["dtype"]))
+                             for o in req["null_outputs"]]
+        self.expected_meta = [(t.dtype, t.shape) for t in self.null_outputs]
         self.last_block = ([], ())
         return {"ok": True}, []
 
     def _null(self, *args: Any) -> Any:
-        return self.null_outputs
+        """The null kernel: allocates outputs of the expected shape (as a kernel must) and
+        computes nothing, so a null block costs what a block costs besides the kernel."""
+        outs = tuple(self.torch.empty_like(t) for t in self.null_outputs)
+        return outs[0] if len(outs) == 1 else outs
 
     def run(self, req: dict[str, Any]) -> tuple[dict, list]:
         """The timed request: the calls on the staged views, then each output's address, dtype,
@@ -131,7 +142,6 @@ class _WorkerState:
             raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
         self._describe_outputs(block.outputs)
         self.last_block = (list(block.outputs), ())   # alive until the scorer has read them
-        self._check_integrity()
         return {"total_ns": float(block.total_ns)}, []
 
     def _describe_outputs(self, outputs: Any) -> None:

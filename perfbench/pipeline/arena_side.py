@@ -7,9 +7,8 @@ One block, side S, the other side O:
    secret seeds) into S's input arena.  Nothing of S can see them yet.
 2. t0; S is thawed and sent `run`; S calls the kernel on the staged views and writes each
    output's address, dtype, shape and strides into its output table; S replies; S is frozen;
-   t1.  The scorer's t1 - t0, less the baseline's measured per-block overhead (`null` blocks:
-   the same request with a kernel that returns a preallocated output), is the block's time.
-   The worker's own timer is only a diagnostic.
+   t1.  The scorer's t1 - t0, less the baseline's per-block overhead (`overhead_ns`), is the
+   block's time.  The candidate's own timer is only a diagnostic.
 3. For the candidate, one iteration k chosen now is checked: its output bytes are read from S's
    memory at the addresses in the table (S is frozen: what was there at the reply is what is
    read), its inputs from the arena, both against the scorer's own reference.
@@ -99,7 +98,8 @@ class ArenaSide:
         written.  (Where inputs change shape by seed, the shapes are known to the worker here,
         before the timed request; their values are not.)"""
         spec = layout.to_dict()
-        if spec == self._staged:
+        if spec == self._staged:   # same views: only free the previous block's outputs
+            self.client.request("stage", self.timeout_s, layout=None)
             return
         if layout.nbytes > self.client.input_arena.size:
             self.input_base = map_arenas(self.client, ARENA_SLACK * layout.nbytes, len(self.expected),
@@ -122,24 +122,42 @@ class ArenaSide:
         cpu = None if cpu0 is None else self.other.cpu_seconds() - cpu0
         return float(wall), header, cpu
 
+    def overhead_ns_at(self, iters: int) -> float | None:
+        """The overhead subtracted from blocks of `iters` calls at the end of the run (or None)."""
+        seen = [b.wall_ns - b.reported_ns for b in self.blocks if b.iters == iters]
+        return statistics.median(seen) if seen else None
+
+    def finish(self) -> None:
+        """After the last block: the tripwires that otherwise run before the next one."""
+        self.client.request("stage", self.timeout_s, layout=None)
+
     def overhead_ns(self, layout: BlockLayout) -> float:
-        """The baseline worker's per-block cost of everything but the kernel, for blocks of
-        this many calls (measured once per block size, on the first block's layout)."""
+        """The baseline worker's per-block cost of everything but the kernel, at this block size.
+
+        Once the baseline has run real blocks of this size: the median of their wall time less
+        the time its own (trusted) timer measured around the calls, so thaw, messaging, the
+        table, the reply and the freeze after real work are all in it.  Before that: the median
+        of NULL_BLOCKS null blocks (a kernel that only allocates its outputs), which miss the
+        freeze-after-work part (~0.5 ms a block here)."""
         if self.overhead_from is not None:
             return self.overhead_from.overhead_ns(layout)
         iters = len(layout.bases)
-        if iters not in self.null_ns:
+        seen = self.overhead_ns_at(iters)
+        if seen is not None:
+            return seen
+        nulls = self.null_ns.setdefault(iters, [])
+        while len(nulls) < NULL_BLOCKS:
             self._stage(layout)
-            self.client.freeze()
-            self.null_ns[iters] = [self._timed_request(iters, null=True)[0] for _ in range(NULL_BLOCKS)]
-        return statistics.median(self.null_ns[iters])
+            self.client.freeze()   # as before a real block: the thaw is inside the window
+            nulls.append(self._timed_request(iters, null=True)[0])
+        return statistics.median(nulls)
 
     def run_block(self, iters: int, seed: int) -> float:
         block = self.inputs.get(seed, iters)
         layout = BlockLayout.of(block)
         overhead = self.overhead_ns(layout)
         self._stage(layout)
-        self.client.freeze()
+        self.client.freeze()   # before the inputs are written: nothing of it may see them early
         self._write_inputs(block, layout)
         wall, header, other_cpu = self._timed_request(iters, null=False)
         reported = header.get("total_ns")

@@ -180,6 +180,7 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
                 say(f"timing AB-BA pairs (clocks: {dev.control.status})")
                 samples = sample_pairs(base_side, cand_side, sampler_cfg, seed=master, progress=progress,
                                        monitor=dev.monitor)
+            cand_side.finish()
             base["warnings"] += _clock_warnings(device, dev.control, samples)
             _check_tampering(base_side, cand_side, samples)
             slowdown = tamper.baseline_slowdown(before, samples.baseline_ns)
@@ -255,6 +256,7 @@ def _block_diagnostics(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSid
                                   "candidate": [b.reported_ns / b.iters for b in cand.blocks[-n:]]}}
     if isinstance(base, ArenaSide):
         out["null_block_ns"] = base.null_ns.get(samples.iters_per_block, [])
+        out["overhead_ns"] = base.overhead_ns_at(samples.iters_per_block)
     used = [b.other_cpu_s for b in base.blocks if b.other_cpu_s is not None]
     out["candidate_cpu_during_baseline_s"] = sum(used) if used else None
     return out

@@ -45,6 +45,9 @@ class WorkerSide:
     blocks: list[BlockWall] = field(default_factory=list)
     checks: int = 0
 
+    def finish(self) -> None:
+        """Nothing left to check after the last block (the tripwires ran inside each)."""
+
     def _should_check(self) -> bool:
         # The first two timed blocks always, then a random share: decided after each block ran,
         # so the candidate cannot know which iterations are looked at.
