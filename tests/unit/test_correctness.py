@@ -104,3 +104,12 @@ def test_repeated_call_deterministic_and_wrong_keeps_its_reason():
     short = torch.tensor([1.0, 2.0])
     fails = judge_repeated_call([_fails(short), _fails(short + 1)], True)
     assert [f.reason for f in fails] == ["correctness.shape"]
+
+
+def test_poison_patterns_differ():
+    """The rule rests on the two calls seeing *different* poison: with one pattern twice, memory
+    that was never written could read the same both times and pass for deterministic output."""
+    from perfbench.correctness import POISON_PATTERNS
+
+    assert len(POISON_PATTERNS) >= 2 and len(set(POISON_PATTERNS)) == len(POISON_PATTERNS)
+    assert 0xFF in POISON_PATTERNS          # NaN in every float type: named even in a single run

@@ -70,11 +70,10 @@ def _network():
 
 
 def _shared_tmp():
-    with open("/tmp/perfbench-escape-marker", "w") as f:
+    # a file beside the scorer's own temporary files: the test looks for it afterwards
+    marker = os.environ.get("PB_TEST_MARKER", "/tmp/perfbench-escape-marker")
+    with open(marker, "w") as f:
         f.write("x")
-    if not os.path.exists("/tmp/perfbench-escape-marker"):
-        raise OSError("vanished")
-    # visible to the scorer only if /tmp is shared: the test looks for it
 
 
 for _name, _fn in [("write_perfbench", _write_perfbench), ("write_task", _write_task),
