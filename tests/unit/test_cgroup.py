@@ -1,5 +1,6 @@
 """The worker cgroup, on this machine's real hierarchies (v2 and v1 each where available)."""
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -54,6 +55,8 @@ def test_freeze_account_and_kill_everything_forked(version):
         assert cg.pids() == []                      # the double-forked burner too
         proc.wait(timeout=5)
     finally:
+        for pid in cg.pids():   # never leave a burner behind, even when kill() is what failed
+            os.kill(pid, signal.SIGKILL)
         cg.remove()
 
 
