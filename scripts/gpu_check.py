@@ -93,8 +93,12 @@ def main() -> int:
         r = score(REPO / "tests" / "fixtures" / "tiny_task", REPO / "tests" / "fixtures" / "candidates" / "honest_fast.py",
                   ScoreConfig(device="cuda", clocks=ClockRequest("base", dry_run=True),
                               sampler=SamplerConfig(min_pairs=6, max_pairs=10)))
+        # The candidate's worker runs sandboxed (read-only mounts, own namespaces, frozen while
+        # the baseline is timed): this is where it first meets a real CUDA device.
         return {"verdict": r.verdict, "speedup": r.comparison.speedup if r.comparison else None,
-                "clock_control": r.clock_control, "reasons": [x.code for x in r.reasons]}
+                "clock_control": r.clock_control, "reasons": [x.code for x in r.reasons],
+                "sandbox_missing": r.isolation.get("missing"), "warnings": list(r.warnings),
+                "candidate_log": r.worker_logs.get("candidate", "")[-1000:]}
     step("score_tiny_cuda", score_tiny)
 
     (out / "gpu_check.json").write_text(json.dumps(details, indent=2, default=str))

@@ -111,19 +111,29 @@ class InputLayout:
 
     def read(self, arena: SharedArena, base: int) -> list[torch.Tensor | Any]:
         """The arguments laid out at `base`, as they are in the arena now (copies)."""
-        buf = arena.view()
-        out: list[Any] = []
-        for slot in self.slots:
-            if not slot.is_tensor:
-                out.append(slot.const)
-                continue
-            dtype = getattr(torch, slot.dtype)
-            n = math.prod(slot.shape) * torch.empty((), dtype=dtype).element_size()
-            start = base + slot.offset
-            raw = torch.frombuffer(bytearray(buf[start:start + n]), dtype=torch.uint8) if n else \
-                torch.empty(0, dtype=torch.uint8)
-            out.append(raw.view(dtype).reshape(slot.shape))
-        return out
+        u8 = torch.frombuffer(bytearray(arena.view()[base:base + self.stride]), dtype=torch.uint8)
+        return list(_arguments(u8, {"base": 0, **self.to_dict()}))
+
+
+def _arguments(u8: torch.Tensor, layout: dict[str, Any]) -> tuple:
+    """One call's arguments: views of `u8` (a uint8 tensor over an arena) at the layout's slots."""
+    args = []
+    for s in layout["slots"]:
+        if not s["dtype"]:
+            args.append(s["const"])
+            continue
+        dtype = getattr(torch, s["dtype"])
+        start = layout["base"] + s["offset"]
+        args.append(u8[start:start + math.prod(s["shape"]) * dtype.itemsize].view(dtype).view(s["shape"]))
+    return tuple(args)
+
+
+def staged_arguments(u8: torch.Tensor, spec: dict[str, Any]) -> list[tuple]:
+    """Every call's arguments for a block, from `BlockLayout.to_dict()` (the worker's side)."""
+    if "uniform" in spec:
+        u = spec["uniform"]
+        return [_arguments(u8, dict(u, base=k * u["stride"])) for k in range(spec["iters"])]
+    return [_arguments(u8, layout) for layout in spec["each"]]
 
 
 @dataclass(frozen=True)
@@ -162,6 +172,15 @@ class BlockLayout:
 
     def read(self, arena: SharedArena, k: int) -> list[torch.Tensor | Any]:
         return self.layouts[k].read(arena, self.bases[k])
+
+    def write(self, arena: SharedArena, block: list[tuple]) -> None:
+        """The block's tensor arguments into the arena, each at its slot."""
+        dst = np.frombuffer(arena.view(), dtype=np.uint8)
+        for base, layout, args in zip(self.bases, self.layouts, block):
+            for slot, x in zip(layout.slots, args):
+                if slot.is_tensor and x.numel():
+                    src = x.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+                    dst[base + slot.offset:base + slot.offset + src.size] = src
 
 
 def table_bytes(iters: int, n_outputs: int) -> int:

@@ -53,14 +53,14 @@ class _WorkerState:
         self.inputs_u8 = None          # the input arena, as uint8 (CPU protocol)
         self.table = None              # the output table, as int64 records
         self.staged: tuple[str, list[tuple]] = ("", [])
-        self.n_outputs = 1
-        self.null_outputs: list = []
+        self.null_outputs: list = []    # one of each expected output: the null kernel's and the table's
         self.expected_meta: list[tuple] = []
         self._maps: tuple = ()          # keeps the mmaps alive as long as views of them exist
 
     # -- the CPU protocol: inputs in a shared arena, outputs described in a shared table ------
     def map(self, req: dict[str, Any]) -> tuple[dict, list]:
-        """Map the two arenas (before any task code loads: the addresses reported are ours)."""
+        """Map the two arenas (before any task code loads: the addresses reported are ours) and
+        take the expected outputs' dtypes and shapes."""
         import mmap
 
         import numpy as np
@@ -71,7 +71,9 @@ class _WorkerState:
         in_map = mmap.mmap(in_fd, req["input_bytes"], mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         tab_map = mmap.mmap(tab_fd, req["table_bytes"], mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         self.inputs_u8 = self.torch.frombuffer(in_map, dtype=self.torch.uint8)
-        self.n_outputs = max(1, int(req["n_outputs"]))
+        self.null_outputs = [self.torch.zeros(o["shape"], dtype=getattr(self.torch, o["dtype"]))
+                             for o in req["outputs"]]
+        self.expected_meta = [(t.dtype, t.shape) for t in self.null_outputs]
         self.table = np.frombuffer(tab_map, dtype=np.int64).reshape(-1, RECORD_INTS)
         self._maps = (in_map, tab_map)
         self.staged = ("", [])   # views of an earlier mapping are stale
@@ -83,6 +85,8 @@ class _WorkerState:
         changed (no values yet: the scorer writes them while this process is frozen)."""
         import json
 
+        from .arena import staged_arguments
+
         # The tripwires for the previous block run here, outside the timed window (their /proc
         # scan costs milliseconds, and differently per namespace): the worker has been frozen
         # since its reply, so what they see is what was left at the reply.
@@ -93,34 +97,7 @@ class _WorkerState:
             return {"ok": True}, []
         key = json.dumps(req["layout"], sort_keys=True)
         if self.staged[0] != key:
-            torch = self.torch
-            spec = req["layout"]
-            if "uniform" in spec:
-                u = spec["uniform"]
-                iterations = [dict(u, base=k * u["stride"]) for k in range(spec["iters"])]
-            else:
-                iterations = spec["each"]
-            views = []
-            for layout in iterations:
-                base = layout["base"]
-                args = []
-                for s in layout["slots"]:
-                    if not s["dtype"]:
-                        args.append(s["const"])
-                        continue
-                    dtype = getattr(torch, s["dtype"])
-                    n = 1
-                    for d in s["shape"]:
-                        n *= d
-                    nbytes = n * torch.empty((), dtype=dtype).element_size()
-                    start = base + s["offset"]
-                    args.append(self.inputs_u8[start:start + nbytes].view(dtype).view(s["shape"]))
-                views.append(tuple(args))
-            self.staged = (key, views)
-        self.null_outputs = [self.torch.zeros(o["shape"], dtype=getattr(self.torch, o["dtype"]))
-                             for o in req["null_outputs"]]
-        self.expected_meta = [(t.dtype, t.shape) for t in self.null_outputs]
-        self.last_block = ([], ())
+            self.staged = (key, staged_arguments(self.inputs_u8, req["layout"]))
         return {"ok": True}, []
 
     def _null(self, *args: Any) -> Any:
@@ -153,8 +130,8 @@ class _WorkerState:
         from .arena import (DTYPE_CODE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR,
                             KIND_TOO_MANY_DIMS, MAX_DIMS)
 
-        torch, tab, n_out = self.torch, self.table, self.n_outputs
-        expected = self.expected_meta
+        torch, tab, expected = self.torch, self.table, self.expected_meta
+        n_out = len(expected)
         ptrs, odd = [], []
         for k, out in enumerate(outputs):
             outs = out if type(out) is tuple else (out,)

@@ -26,13 +26,13 @@ import torch
 
 from ..correctness import OutputRecord, Tolerance, record_of
 from ..errors import CandidateRejected
-from ..isolation.arena import (DTYPE_CODE, DTYPES, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, MAX_DIMS,
+from ..isolation.arena import (DTYPES, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, MAX_DIMS,
                                BlockLayout, read_process_memory, table_bytes, table_records)
 from ..isolation.client import WorkerClient
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
 from ..timing.inprocess import iteration_seed
-from .worker_side import verify_call
+from .worker_side import reported_block_ns, should_check, verify_call
 
 NULL_BLOCKS = 5   # null blocks per block size: the median is the overhead subtracted
 
@@ -64,14 +64,17 @@ class BlockInputs:
 ARENA_SLACK = 2
 
 
-def map_arenas(client: WorkerClient, input_bytes: int, n_outputs: int, max_iters: int, timeout_s: float) -> int:
+def map_arenas(client: WorkerClient, input_bytes: int, expected: list[torch.Tensor], max_iters: int,
+               timeout_s: float) -> int:
     """Size a worker's arenas and have it map them (first before any code loads; again if a
-    block needs more room).  Returns the worker's address of its input arena (for the aliasing
-    tripwire: after a re-map it comes from a worker that runs candidate code)."""
+    block needs more room); tell it the outputs to expect.  Returns the worker's address of its
+    input arena (for the aliasing check: after a re-map it comes from a worker that runs
+    candidate code)."""
     client.input_arena.resize(input_bytes)
-    client.output_table.resize(table_bytes(max_iters, n_outputs))
+    client.output_table.resize(table_bytes(max_iters, len(expected)))
+    outputs = [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)} for t in expected]
     header, _ = client.request("map", timeout_s, input_bytes=client.input_arena.size,
-                               table_bytes=client.output_table.size, n_outputs=n_outputs)
+                               table_bytes=client.output_table.size, outputs=outputs)
     return int(header["input_base"])
 
 
@@ -102,10 +105,9 @@ class ArenaSide:
             self.client.request("stage", self.timeout_s, layout=None)
             return
         if layout.nbytes > self.client.input_arena.size:
-            self.input_base = map_arenas(self.client, ARENA_SLACK * layout.nbytes, len(self.expected),
+            self.input_base = map_arenas(self.client, ARENA_SLACK * layout.nbytes, self.expected,
                                          len(layout.bases), self.timeout_s)
-        nulls = [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)} for t in self.expected]
-        self.client.request("stage", self.timeout_s, layout=spec, null_outputs=nulls)
+        self.client.request("stage", self.timeout_s, layout=spec)
         self._staged = spec
 
     def _timed_request(self, iters: int, null: bool) -> tuple[float, dict, float | None]:
@@ -158,34 +160,15 @@ class ArenaSide:
         overhead = self.overhead_ns(layout)
         self._stage(layout)
         self.client.freeze()   # before the inputs are written: nothing of it may see them early
-        self._write_inputs(block, layout)
+        layout.write(self.client.input_arena, block)
         wall, header, other_cpu = self._timed_request(iters, null=False)
-        reported = header.get("total_ns")
-        if not isinstance(reported, (int, float)) or not math.isfinite(reported) or reported < 0:
-            raise CandidateRejected("tamper.impossible_time", f"{self.client.label} reported time {reported!r}")
-        if reported > wall:
-            raise CandidateRejected("tamper.impossible_time",
-                                    f"{self.client.label} reported {reported / 1e6:.3f} ms for a block the scorer "
-                                    f"saw take {wall / 1e6:.3f} ms")
-        self.blocks.append(BlockWall(wall, float(reported), iters, other_cpu))
-        if self.program is not None and self._should_check():
+        reported = reported_block_ns(self.client.label, header, wall)
+        self.blocks.append(BlockWall(wall, reported, iters, other_cpu))
+        if self.program is not None and should_check(self.checks, self.check_fraction):
             self._check(block, layout)
         return per_iteration_ns(wall, overhead, iters)
 
-    def _write_inputs(self, block: list[tuple], layout: BlockLayout) -> None:
-        dst = np.frombuffer(self.client.input_arena.view(), dtype=np.uint8)
-        for k, args in enumerate(block):
-            base = layout.bases[k]
-            for slot, x in zip(layout.layouts[k].slots, args):
-                if slot.is_tensor and x.numel():
-                    src = x.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
-                    dst[base + slot.offset:base + slot.offset + src.size] = src
-
     # -- timed-output checks ----------------------------------------------------------------------
-    def _should_check(self) -> bool:
-        # The first two blocks always, then a random share: decided after the block ran.
-        return self.checks < 2 or secrets.randbelow(1_000_000) < self.check_fraction * 1_000_000
-
     def _check(self, block: list[tuple], layout: BlockLayout) -> None:
         k = secrets.randbelow(len(block))   # chosen after the block ran, while the worker is frozen
         outs = self._outputs_of(k)
@@ -200,34 +183,25 @@ class ArenaSide:
         recs = table_records(self.client.output_table, k, n)
         if recs[0, 0] == KIND_STRUCTURE:
             raise CandidateRejected("output.structure", f"timed iteration {k}: {int(recs[0, 1])} outputs, expected {n}")
-        return [self._read_output(self._full_record(r, exp), k) for r, exp in zip(recs, self.expected)]
+        return [self._read_output(r, exp, k) for r, exp in zip(recs, self.expected)]
 
-    @staticmethod
-    def _full_record(r: np.ndarray, expected: torch.Tensor) -> np.ndarray:
-        """An address-only record stands for the expected dtype and shape, contiguous."""
-        if r[0] != KIND_EXPECTED:
-            return r
-        full = r.copy()
-        nd = expected.dim()
-        full[0], full[2], full[3] = KIND_TENSOR, DTYPE_CODE[expected.dtype], nd
-        full[4:4 + nd] = expected.shape
-        full[4 + MAX_DIMS:4 + MAX_DIMS + nd] = torch.empty(expected.shape).stride()
-        return full
-
-    def _read_output(self, r: np.ndarray, k: int) -> OutputRecord:
+    def _read_output(self, r: np.ndarray, expected: torch.Tensor, k: int) -> OutputRecord:
+        """One output as the table describes it, its bytes read from the frozen worker."""
         if r[0] == KIND_OTHER:
             return OutputRecord("not a tensor (or not on the CPU)", "", (), (), "", False, None)
-        if r[0] != KIND_TENSOR or not 0 <= r[2] < len(DTYPES) or not 0 <= r[3] <= MAX_DIMS:
+        if r[0] == KIND_EXPECTED:   # address only: the expected dtype and shape, contiguous
+            dtype, shape, strides = expected.dtype, tuple(expected.shape), expected.contiguous().stride()
+        elif r[0] == KIND_TENSOR and 0 <= r[2] < len(DTYPES) and 0 <= r[3] <= MAX_DIMS:
+            dtype, nd = DTYPES[int(r[2])], int(r[3])
+            shape = tuple(int(x) for x in r[4:4 + nd])
+            strides = tuple(int(x) for x in r[4 + MAX_DIMS:4 + MAX_DIMS + nd])
+        else:
             raise CandidateRejected("output.structure", f"timed iteration {k}: an output is missing")
-        dtype, nd = DTYPES[int(r[2])], int(r[3])
-        shape = tuple(int(x) for x in r[4:4 + nd])
-        strides = tuple(int(x) for x in r[4 + MAX_DIMS:4 + MAX_DIMS + nd])
         if any(x < 0 for x in shape + strides):
             raise CandidateRejected("tamper.protocol", f"timed iteration {k}: negative shape or stride")
-        itemsize = torch.empty((), dtype=dtype).element_size()
         numel = math.prod(shape)
         span = 0 if numel == 0 else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
-        nbytes = span * itemsize
+        nbytes = span * dtype.itemsize
         limit = 16 * sum(t.numel() * t.element_size() for t in self.expected) + 4096
         if nbytes > limit:
             raise CandidateRejected("correctness.shape", f"timed iteration {k}: output spans {nbytes} bytes")

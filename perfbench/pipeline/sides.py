@@ -36,7 +36,7 @@ def build_sides(spec: TaskSpec, program: TaskProgram, device: str, sampler: Samp
     probe = program.make_inputs(probe_seed, spec.timed_size)
     expected, n = program.reference(probe), sampler.max_iters_per_block
     room = ARENA_SLACK * InputLayout.of(probe).stride * n
-    base_addr, cand_addr = (map_arenas(w, room, len(expected), n, t) for w in (base_w, cand))
+    base_addr, cand_addr = (map_arenas(w, room, expected, n, t) for w in (base_w, cand))
     inputs = BlockInputs(program, spec.timed_size)
     base_side = ArenaSide(base_w, None, inputs, expected, base_addr, t, other=cand)
     return base_side, lambda: ArenaSide(cand, program, inputs, expected, cand_addr, t, settings.tolerance,

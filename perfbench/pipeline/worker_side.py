@@ -33,6 +33,24 @@ def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], i
     return check_outputs(outs, ref, program.oracle(inputs), tol) or inputs_unchanged(inputs, ins)
 
 
+def should_check(checks_done: int, fraction: float) -> bool:
+    """Whether to check an output of the block that just ran: the first two blocks always, then
+    a random share, decided after the block so the candidate cannot know which are looked at."""
+    return checks_done < 2 or secrets.randbelow(1_000_000) < fraction * 1_000_000
+
+
+def reported_block_ns(label: str, header: dict, wall_ns: float) -> float:
+    """The worker's own time for a block, refused if it is not a time or longer than the wall
+    time the scorer saw around the request (`tamper.impossible_time`)."""
+    total = header.get("total_ns")
+    if not isinstance(total, (int, float)) or not math.isfinite(total) or total <= 0:
+        raise CandidateRejected("tamper.impossible_time", f"{label} reported time {total!r}")
+    if total > wall_ns:
+        raise CandidateRejected("tamper.impossible_time", f"{label} reported {total / 1e6:.3f} ms for a block the "
+                                f"scorer saw take {wall_ns / 1e6:.3f} ms")
+    return float(total)
+
+
 @dataclass
 class WorkerSide:
     client: WorkerClient
@@ -47,11 +65,6 @@ class WorkerSide:
 
     def finish(self) -> None:
         """Nothing left to check after the last block (the tripwires ran inside each)."""
-
-    def _should_check(self) -> bool:
-        # The first two timed blocks always, then a random share: decided after each block ran,
-        # so the candidate cannot know which iterations are looked at.
-        return self.checks < 2 or secrets.randbelow(1_000_000) < self.check_fraction * 1_000_000
 
     def run_block(self, iters: int, seed: int) -> float:
         self.client.request("prepare", self.timeout_s, iters=iters, seed=seed, size=self.size)
@@ -69,16 +82,10 @@ class WorkerSide:
             if self.other is not None:
                 cpu1 = self.other.cpu_seconds()
                 self.other.thaw()
-        total = header.get("total_ns")
-        if not isinstance(total, (int, float)) or not math.isfinite(total) or total <= 0:
-            raise CandidateRejected("tamper.impossible_time", f"{self.client.label} reported time {total!r}")
-        if total > wall:
-            raise CandidateRejected("tamper.impossible_time",
-                                    f"{self.client.label} reported {total / 1e6:.3f} ms for a block the scorer "
-                                    f"saw take {wall / 1e6:.3f} ms")
-        self.blocks.append(BlockWall(float(wall), float(total), iters,
+        total = reported_block_ns(self.client.label, header, wall)
+        self.blocks.append(BlockWall(float(wall), total, iters,
                                      None if cpu1 is None or cpu0 is None else cpu1 - cpu0))
-        if self.program is not None and self._should_check():
+        if self.program is not None and should_check(self.checks, self.check_fraction):
             self._check_timed_output(iters, seed)
         return total / iters
 
