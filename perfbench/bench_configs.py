@@ -1,7 +1,8 @@
 """Per-hardware s_ref tables (bench_configs/*.toml): find the entry for this device.
 
-A file is named after the device key (e.g. ``cuda-nvidia-h200.toml``, ``cpu-amd-epyc-9554.toml``)
-and holds ``[tasks.NAME] s_ref = ...`` entries written by `perfbench calibrate`.
+A file is named after the device key (e.g. ``cuda-nvidia-h200.toml``, ``cpu-amd-epyc-9554-1t.toml``)
+and holds ``[tasks.NAME] s_ref = ...`` entries written by `perfbench calibrate`.  A CPU key ends in
+the task's thread count: a speedup measured with one thread says nothing about two.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def default_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[1] / "bench_configs"
 
 
-def device_key(device: str, fingerprint: dict) -> str:
+def device_key(device: str, fingerprint: dict, threads: int | None = None) -> str:
     if device.startswith("cuda"):
         name = fingerprint.get("cuda", {}).get("name", "unknown-gpu")
         prefix = "cuda"
@@ -28,7 +29,8 @@ def device_key(device: str, fingerprint: dict) -> str:
         prefix = "cpu"
     name = re.sub(r"\((r|tm)\)|cpu|@.*$|processor", "", name.lower())
     slug = re.sub(r"[^a-z0-9]+", "-", name).strip("-")
-    return f"{prefix}-{slug}"
+    suffix = f"-{threads}t" if prefix == "cpu" and threads is not None else ""
+    return f"{prefix}-{slug}{suffix}"
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ import os
 import sys
 from pathlib import Path
 
-# Before torch loads in this process: the scorer computes references between timed blocks, and
-# OpenMP threads spinning after those would steal the cores from the next block (workers get
-# the same setting from the scorer).
+# Before torch loads in this process (the scorer's own, not the workers': they get the task's
+# policy or the runtime's default, isolation/cpu_threads.py): the scorer computes references
+# between timed blocks, and its OpenMP threads spinning after those would take cores from the
+# next block.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import click
@@ -127,6 +128,8 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--pairs", type=int, default=None, help="Minimum AB-BA pairs (>= 5).")
 @click.option("--max-pairs", type=int, default=None, help="Maximum AB-BA pairs.")
 @click.option("--budget", type=float, default=None, help="Time budget for timing, seconds.")
+@click.option("--processes", type=int, default=None,
+              help="Fresh worker pairs the pairs are split between (default 3; docs/verdict.md).")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               help="KernelBench problems: override a module-level constant (e.g. batch_size=16).")
 @click.option("--s-ref", type=float, default=None, help="Use this s_ref instead of bench_configs / the task default.")
@@ -141,7 +144,7 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides, s_ref, seed, clock_policy,
+def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, seed, clock_policy,
           require_locked_clocks, require_sandbox, timeout, as_json, out, quiet):
     """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
 
@@ -155,7 +158,7 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, overrides,
 
     cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, s_ref=s_ref, seed=seed,
                         call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks),
-                        require_sandbox=require_sandbox)
+                        require_sandbox=require_sandbox, **({"processes": processes} if processes is not None else {}))
     say = _log(quiet or as_json)
     result = run_score(task_dir, candidate_file, cfg, overrides=parse_overrides(overrides),
                        progress=_progress(quiet or as_json), log=say)
@@ -197,13 +200,14 @@ def calibrate(task_dirs, device, pairs, out_dir, runs, quiet):
     """Measure each task's s_ref on this machine and write it to bench_configs/<device>.toml."""
     from .pipeline.calibrate import calibrate as run_calibrate
 
-    path, found = run_calibrate(list(task_dirs), _score_config(pairs=pairs, device=device), out_dir=out_dir,
+    paths, found = run_calibrate(list(task_dirs), _score_config(pairs=pairs, device=device), out_dir=out_dir,
                                 runs=runs, log=_log(quiet))
     for c in found:
         spread = ", ".join(f"{x:.3f}" for x in c.runs)
         click.echo(f"{c.task:<20} s_ref {c.s_ref:.3f}  (runs {spread}; CIs span [{c.ci_low:.3f}, {c.ci_high:.3f}], "
                    f"{c.n_pairs} pairs)")
-    click.echo(f"wrote {path}")
+    for path in paths:
+        click.echo(f"wrote {path}")
 
 
 @main.command()
@@ -223,7 +227,7 @@ def env(device, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Write selfcheck.json and selfcheck.png into this folder.")
-@click.option("--skip-tasks", is_flag=True, help="Do not gate the shipped tasks.")
+@click.option("--skip-tasks", is_flag=True, help="Do not gate or score the shipped tasks (no run-to-run section).")
 def selfcheck(device, quick, as_json, out_dir, skip_tasks):
     """Measure this machine's timer, cache flush, noise floor, drift robustness and sensitivity."""
     from .device.environment import environment_report
@@ -231,13 +235,17 @@ def selfcheck(device, quick, as_json, out_dir, skip_tasks):
     from .report import selfcheck_table
     from .selfcheck.backend import cpu_backend, cuda_backend
     from .selfcheck.run import SelfcheckConfig, plot, run_selfcheck
+    from .selfcheck.run_to_run import run_to_run_section
     from .selfcheck.tasks_gate import gate_shipped_tasks
 
     device = check_device(device)
     backend = cuda_backend(device) if device.startswith("cuda") else cpu_backend()
-    report = run_selfcheck(backend, SelfcheckConfig(quick=quick), env=lambda: environment_report(device),
+    cfg = SelfcheckConfig(quick=quick)
+    say = _log(as_json) or (lambda m: None)
+    report = run_selfcheck(backend, cfg, env=lambda: environment_report(device),
                            tasks=None if skip_tasks else (lambda: gate_shipped_tasks(device)),
-                           say=_log(as_json) or (lambda m: None))
+                           run_to_run=None if skip_tasks else (lambda: run_to_run_section(device, cfg.scores, say=say)),
+                           say=say)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_json(report, out_dir / "selfcheck.json", False)

@@ -65,6 +65,16 @@ def score_table(r: ScoreResult) -> str:
                          f"  p={s.p_value:.2g}  ({c.samples.n_pairs} AB-BA pairs x {c.samples.iters_per_block} iters)")
             lines.append(f"{'times':<10} baseline {format_time(_median(c.samples.baseline_ns))}, "
                          f"candidate {format_time(_median(c.samples.candidate_ns))} per call")
+            if s.stability is not None:
+                st = s.stability
+                lines.append(f"{'processes':<10} {len(st.process_speedups)}: "
+                             + ", ".join(f"{x:.3f}x" for x in st.process_speedups)
+                             + (f"  UNSTABLE: they differ by {100 * (st.spread - 1):.1f}%, a process's own CI is "
+                                f"{100 * (st.within_width - 1):.1f}% wide" if st.unstable else "  (agree)"))
+            if r.threading:
+                lines.append(f"{'threads':<10} {r.threading['threads']} on cores {r.threading['cpus']} "
+                             f"(OpenMP {r.threading.get('openmp_runtime')}, wait policy "
+                             f"{r.threading.get('omp_wait_policy')})")
             lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
             lines.append(f"{'R_perf':<10} {r.r_perf:.3f}")
     if r.verdict != VERDICT_REJECTED and r.r_impl is not None:
@@ -110,6 +120,13 @@ def selfcheck_table(r: dict) -> str:
             rows.append(("", p))
     for task, status in (r.get("tasks") or {}).items():
         rows.append((f"task {task}", status))
+    rr = r.get("run_to_run") or {}
+    if "runs" in rr:
+        rows.append(("run to run", f"{rr['task']}: {len(rr['runs'])} scores, median {rr['median']:.3f}, spread "
+                                   f"{(rr['spread'] - 1) * 100:.1f}% vs CI +/-{rr['mean_ci_half_width'] * 100:.1f}%; "
+                                   f"CI holds the median (or says unstable) in {rr['honest_runs']}/{len(rr['runs'])}"))
+    elif rr:
+        rows.append(("run to run", rr.get("skipped") or rr.get("failed", "")))
     rows.append(("time", f"{r['seconds']:.0f} s"))
     rows.append(("verdict", r["verdict"]))
     return "\n".join(f"{a:<16} {b}" for a, b in rows)

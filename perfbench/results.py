@@ -13,7 +13,10 @@ from typing import Any
 
 from . import __version__, stats
 
-SCHEMA_VERSION = 1
+# 2: PairedSamples.processes (the worker process of each pair) and summary.stability.  Version 1
+# documents are still read: all their pairs came from one process.
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 
 
 class SchemaError(ValueError):
@@ -31,7 +34,8 @@ class PairedSamples:
     """Per-pair mean time per iteration (ns) of each side, in pair order.
 
     Pair i ran in the order `timing.schedule.pair_order(i)`; every block ran
-    `iters_per_block` iterations.
+    `iters_per_block` iterations.  `processes[i]` numbers the pair of worker processes (a fresh
+    baseline and candidate interpreter) that measured pair i; empty when all came from one.
     """
 
     baseline_ns: tuple[float, ...]
@@ -40,12 +44,17 @@ class PairedSamples:
     stop_reason: str
     conditions: tuple[dict, ...] = ()   # per pair, when a device monitor ran: clocks, throttling
     discarded_throttled: int = 0        # pairs re-measured because they ran throttled
+    processes: tuple[int, ...] = ()     # per pair: which worker processes measured it
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "baseline_ns", tuple(float(x) for x in self.baseline_ns))
         object.__setattr__(self, "candidate_ns", tuple(float(x) for x in self.candidate_ns))
+        object.__setattr__(self, "processes", tuple(self.processes))
         if len(self.baseline_ns) != len(self.candidate_ns):
             raise ValueError("baseline and candidate need the same number of pairs")
+        if self.processes and (len(self.processes) != len(self.baseline_ns)
+                               or not all(type(p) is int and p >= 0 for p in self.processes)):
+            raise ValueError("processes must hold one process number (an int >= 0) per pair")
         if not self.baseline_ns:
             raise ValueError("no pairs")
         _check_times("baseline_ns", self.baseline_ns)
@@ -58,18 +67,34 @@ class PairedSamples:
         return len(self.baseline_ns)
 
     @property
+    def n_processes(self) -> int:
+        return len(set(self.processes)) or 1
+
+    @classmethod
+    def concat(cls, parts: "list[PairedSamples]") -> "PairedSamples":
+        """The pairs of several worker processes, in order, labelled 0, 1, ... by part."""
+        if not parts or len({p.iters_per_block for p in parts}) != 1:
+            raise ValueError("concat needs one or more parts with the same iters_per_block")
+        return cls(sum((p.baseline_ns for p in parts), ()), sum((p.candidate_ns for p in parts), ()),
+                   parts[0].iters_per_block, ",".join(p.stop_reason for p in parts),
+                   sum((p.conditions for p in parts), ()), sum(p.discarded_throttled for p in parts),
+                   sum(((j,) * p.n_pairs for j, p in enumerate(parts)), ()))
+
+    @property
     def throttled_pairs(self) -> tuple[int, ...]:
         return tuple(i for i, c in enumerate(self.conditions) if c.get("throttled"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"baseline_ns": list(self.baseline_ns), "candidate_ns": list(self.candidate_ns),
                 "iters_per_block": self.iters_per_block, "stop_reason": self.stop_reason,
-                "conditions": list(self.conditions), "discarded_throttled": self.discarded_throttled}
+                "conditions": list(self.conditions), "discarded_throttled": self.discarded_throttled,
+                "processes": list(self.processes)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "PairedSamples":
         return cls(tuple(d["baseline_ns"]), tuple(d["candidate_ns"]), int(d["iters_per_block"]),
-                   str(d["stop_reason"]), tuple(d.get("conditions", ())), int(d.get("discarded_throttled", 0)))
+                   str(d["stop_reason"]), tuple(d.get("conditions", ())), int(d.get("discarded_throttled", 0)),
+                   tuple(d.get("processes", ())))
 
 
 @dataclass(frozen=True)
@@ -98,7 +123,7 @@ class ComparisonResult:
     def summary(self) -> stats.PairedSummary:
         return stats.summarize(self.samples.baseline_ns, self.samples.candidate_ns, seed=self.seed,
                                confidence=self.config.get("confidence", 0.95),
-                               n_resamples=self.config.get("n_resamples", 2000))
+                               n_resamples=self.config.get("n_resamples", 2000), processes=self.samples.processes)
 
     @property
     def speedup(self) -> float:
@@ -134,19 +159,20 @@ class ComparisonResult:
                 "outlier_pairs": list(s.outliers),
                 "baseline_median_ns": _median(self.samples.baseline_ns),
                 "candidate_median_ns": _median(self.samples.candidate_ns),
+                "stability": s.stability.to_dict() if s.stability is not None else None,
             },
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ComparisonResult":
         version = d.get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise SchemaError(f"cannot read schema_version {version!r} (this perfbench reads {SCHEMA_VERSION})")
+        if version not in READABLE_SCHEMAS:
+            raise SchemaError(f"cannot read schema_version {version!r} (this perfbench reads {READABLE_SCHEMAS})")
         return cls(baseline=d["baseline"], candidate=d["candidate"], device=d["device"],
                    timer=d["timer"], seed=int(d["seed"]),
                    samples=PairedSamples.from_dict(d["samples"]), config=dict(d["config"]),
                    fingerprint=dict(d["fingerprint"]), perfbench_version=d["perfbench_version"],
-                   schema_version=version, extra=dict(d.get("extra", {})))
+                   extra=dict(d.get("extra", {})))
 
 
 def _median(xs: tuple[float, ...]) -> float:
@@ -197,6 +223,7 @@ class ScoreResult:
     worker_logs: dict[str, str] = field(default_factory=dict)
     clock_control: dict[str, Any] = field(default_factory=dict)  # policy, status, target, reason
     isolation: dict[str, Any] = field(default_factory=dict)  # sandbox layers around the candidate
+    threading: dict[str, Any] = field(default_factory=dict)  # CPU: threads, cores, OpenMP wait policy
     perfbench_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 
@@ -247,11 +274,12 @@ class ScoreResult:
             "warnings": list(self.warnings), "overrides": dict(self.overrides),
             "comparison": c.to_dict() if c else None, "worker_logs": dict(self.worker_logs),
             "clock_control": dict(self.clock_control), "isolation": dict(self.isolation),
+            "threading": dict(self.threading),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ScoreResult":
-        if d.get("schema_version") != SCHEMA_VERSION:
+        if d.get("schema_version") not in READABLE_SCHEMAS:
             raise SchemaError(f"cannot read schema_version {d.get('schema_version')!r}")
         return cls(task=d["task"], task_kind=d["task_kind"], candidate=d["candidate"], device=d["device"],
                    verdict=d["verdict"], reasons=tuple(Reason(r["code"], r["message"]) for r in d["reasons"]),
@@ -261,5 +289,5 @@ class ScoreResult:
                    tests_passed=d.get("tests_passed"), tests_total=d.get("tests_total"),
                    warnings=tuple(d.get("warnings", ())), overrides=dict(d.get("overrides", {})),
                    worker_logs=dict(d.get("worker_logs", {})), clock_control=dict(d.get("clock_control", {})),
-                   isolation=dict(d.get("isolation", {})), perfbench_version=d["perfbench_version"],
-                   schema_version=d["schema_version"])
+                   isolation=dict(d.get("isolation", {})), threading=dict(d.get("threading", {})),
+                   perfbench_version=d["perfbench_version"])

@@ -69,6 +69,18 @@ def gate_s_ref(s_ref: float, ci_low: float) -> GateResult:
                       f"s_ref={s_ref:.3f} (CI low {ci_low:.3f}); needs >= {MIN_S_REF}")
 
 
+def gate_stable(spread: float | None, within_width: float | None) -> GateResult:
+    """The solution's speedup must not depend on which worker process measured it: the spread of
+    the processes' medians within a typical process's own CI (stats.Stability)."""
+    if spread is None or within_width is None:
+        return GateResult("solution_stable", True, "one worker process: no between-process check")
+    ok = spread <= within_width
+    return GateResult("solution_stable", ok,
+                      f"worker processes' speedups spread {100 * (spread - 1):.1f}% vs a process's own CI "
+                      f"{100 * (within_width - 1):.1f}% wide; needs spread <= CI width"
+                      + ("" if ok else " (unstable: raise [timing] pairs, [cpu] threads = 1, or a quieter host)"))
+
+
 def gate_starter_not_faster(s_starter: float, ci_low: float) -> GateResult:
     """The starter must not beat the baseline: its speedup's CI must not lie above 1."""
     ok = ci_low <= 1.0

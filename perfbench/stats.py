@@ -40,14 +40,47 @@ class Estimate:
 
 
 @dataclass(frozen=True)
+class Stability:
+    """How much the speedup moved between the worker processes of one run.
+
+    Each process's own pairs give a median speedup and a pair-bootstrap CI.  The run is
+    `unstable` when the processes' medians spread (max / min) wider than a typical (the median)
+    process's own CI: which process measured it decided the number more than its pairs did.
+    The reported CI (`PairedSummary.speedup`) is the cluster bootstrap's either way."""
+
+    process_speedups: tuple[float, ...]   # median speedup within each process, in process order
+    process_cis: tuple[tuple[float, float], ...]
+
+    @property
+    def spread(self) -> float:
+        """max / min of the per-process medians."""
+        return max(self.process_speedups) / min(self.process_speedups)
+
+    @property
+    def within_width(self) -> float:
+        """high / low of the median process's own CI."""
+        return float(np.median([hi / lo for lo, hi in self.process_cis]))
+
+    @property
+    def unstable(self) -> bool:
+        return self.spread > self.within_width
+
+    def to_dict(self) -> dict:
+        return {"process_speedups": list(self.process_speedups), "process_cis": [list(c) for c in self.process_cis],
+                "spread": self.spread, "within_width": self.within_width, "unstable": self.unstable}
+
+
+@dataclass(frozen=True)
 class PairedSummary:
     """Everything derived from one set of paired samples."""
 
     n_pairs: int
-    speedup: Estimate          # median of per-pair ratios, bootstrap CI
+    speedup: Estimate          # median of per-pair ratios; CI: pair bootstrap, or with >= 2 processes
+                               # the wider of the cluster bootstrap and the t interval over processes
     hodges_lehmann: float      # HL estimate of the ratio (exp of HL location of the log ratios)
     p_value: float             # Wilcoxon signed-rank, two-sided, on the log ratios
     outliers: tuple[int, ...]  # pair indices flagged by the MAD rule
+    stability: Stability | None = None   # with pairs from >= 2 worker processes
 
     def significant(self, alpha: float = 0.01) -> bool:
         return self.p_value < alpha
@@ -96,6 +129,42 @@ def bootstrap_ci(base: Sequence[float], cand: Sequence[float], *, seed: int,
     return float(np.exp(lo)), float(np.exp(hi))
 
 
+def cluster_bootstrap_ci(base: Sequence[float], cand: Sequence[float], clusters: Sequence[int], *, seed: int,
+                         confidence: float = 0.95, n_resamples: int = 2000) -> tuple[float, float]:
+    """Hierarchical bootstrap CI of the median speedup: resample the clusters (worker processes)
+    with replacement, then the pairs within each drawn cluster, and take the median of all.
+
+    The pair bootstrap treats every pair as independent; pairs measured in one process share its
+    allocator state, memory layout and thread pool, so they are not, and its CI is too narrow
+    for a re-run.  Resampling processes puts the between-process variance into the interval."""
+    lr = log_ratios(base, cand)
+    labels = np.asarray(clusters)
+    if labels.shape != lr.shape:
+        raise ValueError(f"{labels.size} cluster labels for {lr.size} pairs")
+    groups = [lr[labels == c] for c in np.unique(labels)]
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(groups), size=(n_resamples, len(groups)))
+    medians = np.empty(n_resamples)
+    for b in range(n_resamples):
+        drawn = [groups[i] for i in picks[b]]
+        medians[b] = np.median(np.concatenate([g[rng.integers(0, g.size, g.size)] for g in drawn]))
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(medians, [tail, 1.0 - tail])
+    return float(np.exp(lo)), float(np.exp(hi))
+
+
+def process_t_interval(process_speedups: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Student's t interval of the mean log speedup over worker processes (k - 1 degrees of
+    freedom).  A percentile bootstrap over 2-4 processes only ever sees the processes it was
+    given and so understates how far the next run's processes may fall; t with k - 1 degrees of
+    freedom is the honest width for so few (wide when they disagree, narrow when they agree)."""
+    logs = np.log(np.asarray(process_speedups, dtype=np.float64))
+    if logs.size < 2:
+        raise ValueError("a t interval over processes needs at least 2 processes")
+    half = _sps.t.ppf(0.5 + confidence / 2.0, logs.size - 1) * logs.std(ddof=1) / math.sqrt(logs.size)
+    return float(np.exp(logs.mean() - half)), float(np.exp(logs.mean() + half))
+
+
 def wilcoxon_p(base: Sequence[float], cand: Sequence[float]) -> float:
     """Two-sided Wilcoxon signed-rank p-value of the log ratios against 0.
 
@@ -125,18 +194,40 @@ def mad_outliers(values: Sequence[float], k: float = 5.0) -> tuple[int, ...]:
     return tuple(int(i) for i in np.flatnonzero(np.abs(v - med) > k * mad))
 
 
-def summarize(base: Sequence[float], cand: Sequence[float], *, seed: int,
-              confidence: float = 0.95, n_resamples: int = 2000) -> PairedSummary:
-    """All the statistics of one paired run.  Deterministic given `seed`."""
-    s = median_speedup(base, cand)
-    lo, hi = bootstrap_ci(base, cand, seed=seed, confidence=confidence, n_resamples=n_resamples)
+def _estimate(s: float, lo: float, hi: float, confidence: float) -> Estimate:
     # The percentile CI of the median contains the median except for pathological ties; widen
     # to include it so an Estimate is always consistent.
-    lo, hi = min(lo, s), max(hi, s)
+    return Estimate(s, min(lo, s), max(hi, s), confidence)
+
+
+def summarize(base: Sequence[float], cand: Sequence[float], *, seed: int, confidence: float = 0.95,
+              n_resamples: int = 2000, processes: Sequence[int] = ()) -> PairedSummary:
+    """All the statistics of one paired run.  Deterministic given `seed`.
+
+    `processes` labels each pair with the worker process that measured it; with two or more
+    distinct labels the CI is the cluster bootstrap's and `stability` compares the processes."""
+    s = median_speedup(base, cand)
+    ci = dict(seed=seed, confidence=confidence, n_resamples=n_resamples)
+    labels = np.asarray(processes)
+    if labels.size and np.unique(labels).size >= 2:
+        b, c = np.asarray(base, dtype=np.float64), np.asarray(cand, dtype=np.float64)
+        if labels.shape != b.shape:
+            raise ValueError(f"{labels.size} process labels for {b.size} pairs")
+        groups = [(b[labels == p], c[labels == p]) for p in np.unique(labels)]
+        stability = Stability(tuple(median_speedup(gb, gc) for gb, gc in groups),
+                              tuple(bootstrap_ci(gb, gc, **ci) for gb, gc in groups))
+        # The wider of the cluster bootstrap (pairs and processes resampled) and the t interval
+        # over the processes' medians (what the bootstrap cannot see with so few processes).
+        b_lo, b_hi = cluster_bootstrap_ci(base, cand, labels, **ci)
+        t_lo, t_hi = process_t_interval(stability.process_speedups, confidence)
+        speedup = _estimate(s, min(b_lo, t_lo), max(b_hi, t_hi), confidence)
+    else:
+        stability, speedup = None, _estimate(s, *bootstrap_ci(base, cand, **ci), confidence)
     return PairedSummary(
         n_pairs=len(base),
-        speedup=Estimate(s, lo, hi, confidence),
+        speedup=speedup,
         hodges_lehmann=hodges_lehmann(base, cand),
         p_value=wilcoxon_p(base, cand),
         outliers=mad_outliers(log_ratios(base, cand)),
+        stability=stability,
     )

@@ -30,6 +30,11 @@ INTERFERENCE_RATIO = 2.0
 # 2-core VM was seen using only ~10%.
 IDLE_CPU_SHARE = 0.05
 IDLE_CPU_FLOOR_S = 0.02
+# CPU a side may use per second of its own timed blocks, beyond the task's thread count: the
+# worker's messaging and the cgroup's accounting granularity.  A candidate that runs a second
+# thread on a one-thread task uses ~2 CPU-s per second.
+THREADS_SLACK = 0.25
+THREADS_FLOOR_S = 0.002
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class BlockWall:
     reported_ns: float
     iters: int
     other_cpu_s: float | None = None   # CPU burned by the *other* worker's session meanwhile
+    own_cpu_s: float | None = None     # CPU this side's processes used during the block
 
 
 def unaccounted_time(base: Sequence[BlockWall], cand: Sequence[BlockWall], n_pairs: int) -> str | None:
@@ -70,6 +76,20 @@ def cpu_while_baseline_ran(base: Sequence[BlockWall]) -> str | None:
     wall = sum(w for _, w in used)
     if cpu > IDLE_CPU_SHARE * wall and cpu > IDLE_CPU_FLOOR_S:
         return f"the candidate's processes used {cpu:.2f} CPU-s during {wall:.2f} s of baseline blocks"
+    return None
+
+
+def more_threads_than_allowed(blocks: Sequence[BlockWall], threads: int) -> str | None:
+    """A message if a side's processes used more CPU in one of its timed blocks than `threads`
+    threads can: the task fixes the thread count for both sides, and extra cores are a speedup
+    the baseline was not given.  Per block, so extra threads in a few blocks are caught too."""
+    for i, x in enumerate(blocks):
+        if x.own_cpu_s is None:
+            continue
+        wall_s = x.wall_ns * 1e-9
+        if x.own_cpu_s > (threads + THREADS_SLACK) * wall_s + THREADS_FLOOR_S:
+            return (f"the candidate used {x.own_cpu_s * 1e3:.1f} ms of CPU in a {wall_s * 1e3:.1f} ms block "
+                    f"(block {i}); the task allows {threads} thread{'s' if threads != 1 else ''}")
     return None
 
 

@@ -20,6 +20,10 @@ KINDS = ("perf", "impl")
 DEVICES = ("cpu", "cuda")
 FORMAT_DIR = "task_dir"
 FORMAT_KERNELBENCH = "kernelbench"
+# CPU threads per side when a task does not say: the one setting every host can honour, so a
+# task's s_ref does not change with the number of cores of whoever calibrated it.
+DEFAULT_CPU_THREADS = 1
+OMP_WAIT_POLICIES = ("active", "passive")
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,8 @@ class TaskSpec:
     min_pairs: int = 10
     s_ref_default: float | None = None
     overrides: dict[str, Any] = field(default_factory=dict)  # KernelBench --set NAME=VALUE
+    threads: int = DEFAULT_CPU_THREADS       # [cpu] threads: both sides, CPU tasks
+    omp_wait_policy: str | None = None       # [cpu] omp_wait_policy; None: the runtime's default
 
     def file(self, role: str) -> Path:
         """Path of reference/baseline/solution/starter/inputs (task_dir format)."""
@@ -54,7 +60,8 @@ class TaskSpec:
                 "device": self.device, "entry_point": self.entry_point, "description": self.description,
                 "sizes": list(self.sizes), "timed_size": self.timed_size, "rtol": self.rtol,
                 "atol": self.atol, "min_pairs": self.min_pairs, "s_ref_default": self.s_ref_default,
-                "overrides": dict(self.overrides)}
+                "overrides": dict(self.overrides), "threads": self.threads,
+                "omp_wait_policy": self.omp_wait_policy}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
@@ -111,6 +118,13 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     s_ref = _field(timing, "s_ref", (int, float), where + " [timing]", None)
     if s_ref is not None and s_ref <= 1.0:
         raise UsageError(f"{where}: [timing] s_ref must be > 1, got {s_ref}")
+    cpu = _field(doc, "cpu", dict, where, {})
+    threads = _field(cpu, "threads", int, where + " [cpu]", DEFAULT_CPU_THREADS)
+    if threads < 1:
+        raise UsageError(f"{where}: [cpu] threads must be >= 1, got {threads}")
+    policy = _field(cpu, "omp_wait_policy", str, where + " [cpu]", None)
+    if policy is not None and policy.lower() not in OMP_WAIT_POLICIES:
+        raise UsageError(f"{where}: [cpu] omp_wait_policy must be one of {'|'.join(OMP_WAIT_POLICIES)}, got {policy!r}")
     spec = TaskSpec(
         root=p.resolve(), format=FORMAT_DIR, name=_field(doc, "name", str, where, p.name), kind=kind,
         device=device, entry_point=_field(doc, "entry_point", str, where, "kernel"),
@@ -118,7 +132,8 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         rtol=_field(tol, "rtol", (int, float), where + " [tolerance]", None),
         atol=_field(tol, "atol", (int, float), where + " [tolerance]", None),
         min_pairs=_field(timing, "pairs", int, where + " [timing]", 10),
-        s_ref_default=float(s_ref) if s_ref is not None else None)
+        s_ref_default=float(s_ref) if s_ref is not None else None, threads=threads,
+        omp_wait_policy=policy.lower() if policy else None)
     required = ["reference", "baseline", "inputs", "solution"] if kind == "perf" else ["solution"]
     for role in required:
         if not spec.file(role).is_file():

@@ -4,8 +4,26 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..isolation.cpu_threads import openmp_runtime
 from .fingerprint import host_fingerprint
 from .session import describe
+
+# What each OpenMP runtime does when OMP_WAIT_POLICY is unset (their documentation).
+RUNTIME_DEFAULT_WAIT = {"libgomp": "spin for GOMP_SPINCOUNT=300000 iterations, then sleep",
+                        "libiomp5": "spin for KMP_BLOCKTIME=200 ms, then sleep",
+                        "libomp": "spin for KMP_BLOCKTIME=200 ms, then sleep"}
+
+
+def openmp_report() -> dict[str, Any]:
+    """The OpenMP runtime torch uses and how its threads wait: in the workers (the task's policy
+    or the runtime's default) and in this process."""
+    runtime = openmp_runtime()
+    return {"runtime": runtime,
+            "worker_wait_policy": "the task's [cpu] omp_wait_policy, else the runtime default",
+            "runtime_default": RUNTIME_DEFAULT_WAIT.get(runtime.split(",")[0].strip(), "unknown"),
+            "spin_count": os.environ.get("GOMP_SPINCOUNT", "300000 (libgomp default)" if "libgomp" in runtime
+                                         else "runtime default"),
+            "scorer_wait_policy": os.environ.get("OMP_WAIT_POLICY", "runtime default")}
 
 
 def environment_report(device: str | None = None) -> dict[str, Any]:
@@ -14,7 +32,7 @@ def environment_report(device: str | None = None) -> dict[str, Any]:
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     host = host_fingerprint()
-    report: dict[str, Any] = {"device": device, "host": host, "problems": []}
+    report: dict[str, Any] = {"device": device, "host": host, "openmp": openmp_report(), "problems": []}
     problems = report["problems"]
     if host.get("governor") not in (None, "performance"):
         problems.append(f"CPU governor is {host['governor']!r}, not 'performance': CPU timings drift with load")
@@ -48,6 +66,10 @@ def format_environment(r: dict[str, Any]) -> str:
              f"{'cpu':<12} {h['cpu_model']} x{h['cpu_count']} (governor {h.get('governor')}, turbo {h.get('turbo')})",
              f"{'load':<12} {h.get('load_average')}",
              f"{'torch':<12} {h['torch']} ({h['torch_threads']} threads)"]
+    omp = r.get("openmp")
+    if omp:
+        lines.append(f"{'openmp':<12} {omp['runtime']}; workers wait: {omp['worker_wait_policy']} "
+                     f"({omp['runtime_default']}); spin count {omp['spin_count']}")
     gpu = r.get("gpu", {})
     if gpu.get("nvml") == "ok":
         lines.append(f"{'gpu':<12} {gpu['name']} driver {gpu['driver']} bus {gpu['pci_bus_id']}")

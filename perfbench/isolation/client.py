@@ -24,6 +24,7 @@ import perfbench
 
 from ..errors import CandidateRejected, UsageError
 from .arena import SharedArena
+from .cpu_threads import WAIT_VARS, CpuThreading
 from .procfs import child_pids, session_cpu_seconds, session_pids
 from .protocol import ProtocolError, recv
 from .sandbox import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, scorer_namespace_env
@@ -36,10 +37,11 @@ def _worker_env() -> dict[str, str]:
     env = dict(os.environ)
     root = str(Path(perfbench.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    # Two workers take turns on the same cores.  OpenMP's default is to let idle threads spin
-    # for a while after each parallel region, which steals the cores from the *other* worker's
-    # next block and inflates whichever side runs second; passive waiting puts them to sleep.
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # The OpenMP wait policy is the task's or the runtime's default, never the scorer's
+    # environment's (the CLI sets PASSIVE for itself): the idle worker is frozen while the other
+    # is timed, so its spinning threads cannot steal the timed side's cores (cpu_threads.py).
+    for var in WAIT_VARS:
+        env.pop(var, None)
     return env
 
 
@@ -52,7 +54,7 @@ class WorkerClient:
     """
 
     def __init__(self, label: str, *, untrusted: bool, log_dir: Path | None = None, sandbox: bool = True,
-                 hide: tuple[str, ...] = ()):
+                 hide: tuple[str, ...] = (), threading: CpuThreading | None = None):
         self.label = label
         self.untrusted = untrusted
         self._log_dir = log_dir or Path(tempfile.mkdtemp(prefix="perfbench-worker-"))
@@ -64,6 +66,7 @@ class WorkerClient:
         self.input_arena, self.output_table = SharedArena(f"{label}-inputs"), SharedArena(f"{label}-table")
         arena_fds = (self.input_arena.fd, self.output_table.fd)
         ours, theirs = socket.socketpair()
+        env = dict(_worker_env(), **scorer_namespace_env())
         t0 = time.perf_counter()
         with open(self.log_path, "wb") as log:
             # A fresh interpreter in its own session: no fds but the socket, the arenas and the log
@@ -73,7 +76,7 @@ class WorkerClient:
                                 *map(str, arena_fds)]),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 pass_fds=(theirs.fileno(), *arena_fds), start_new_session=True,
-                env=self.plan.env(dict(_worker_env(), **scorer_namespace_env())))
+                env=self.plan.env(threading.env(env) if threading is not None else env))
         theirs.close()
         self._conn = Connection(ours.detach())
         self._ids = itertools.count(1)

@@ -40,6 +40,9 @@ class _WorkerState:
     def __init__(self) -> None:
         import torch
 
+        threads = os.environ.get("OMP_NUM_THREADS")
+        if threads and threads.isdigit() and int(threads) > 0:
+            torch.set_num_threads(int(threads))   # the task's count, whatever torch chose
         self.torch = torch
         self.program = None
         self.fn = None
@@ -308,6 +311,9 @@ def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
     """
     _close_other_fds(keep={fd, *arena_fds})
     _keep_freed_memory_in_heap()
+    from .cpu_threads import pin_from_env
+
+    pin_from_env()   # before torch starts its thread pool
     import json
     from multiprocessing.connection import Connection
 

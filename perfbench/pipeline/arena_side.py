@@ -90,6 +90,8 @@ class ArenaSide:
     check_fraction: float = 1.0
     other: WorkerClient | None = None
     overhead_from: "ArenaSide | None" = None   # the candidate uses the baseline's null blocks
+    check_budget: float = 0.0                  # checks may cost this share of the timed wall time
+    check_ns: list[float] = field(default_factory=list)
     blocks: list[BlockWall] = field(default_factory=list)
     null_ns: dict[int, list[float]] = field(default_factory=dict)
     checks: int = 0
@@ -110,19 +112,21 @@ class ArenaSide:
         self.client.request("stage", self.timeout_s, layout=spec)
         self._staged = spec
 
-    def _timed_request(self, iters: int, null: bool) -> tuple[float, dict, float | None]:
+    def _timed_request(self, iters: int, null: bool) -> tuple[float, dict, float | None, float | None]:
         """Wall ns of one `run` request from thaw to frozen-again, its reply, and the CPU the
-        other side used meanwhile."""
+        other side and this side used meanwhile."""
         cpu0 = None
         if self.other is not None:
             self.other.freeze()
             cpu0 = self.other.cpu_seconds()
+        own0 = self.client.cpu_seconds()
         t0 = time.perf_counter_ns()
         header, _ = self.client.request("run", self.timeout_s, iters=iters, null=null)   # thaws first
         self.client.freeze()   # from here on the worker's memory is what it was at the reply
         wall = time.perf_counter_ns() - t0
         cpu = None if cpu0 is None else self.other.cpu_seconds() - cpu0
-        return float(wall), header, cpu
+        own = self.client.cpu_seconds()
+        return float(wall), header, cpu, None if own is None or own0 is None else own - own0
 
     def overhead_ns_at(self, iters: int) -> float | None:
         """The overhead subtracted from blocks of `iters` calls at the end of the run (or None)."""
@@ -161,12 +165,25 @@ class ArenaSide:
         self._stage(layout)
         self.client.freeze()   # before the inputs are written: nothing of it may see them early
         layout.write(self.client.input_arena, block)
-        wall, header, other_cpu = self._timed_request(iters, null=False)
+        wall, header, other_cpu, own_cpu = self._timed_request(iters, null=False)
         reported = reported_block_ns(self.client.label, header, wall)
-        self.blocks.append(BlockWall(wall, reported, iters, other_cpu))
-        if self.program is not None and should_check(self.checks, self.check_fraction):
+        self.blocks.append(BlockWall(wall, reported, iters, other_cpu, own_cpu))
+        if self.program is not None and should_check(self.checks, self.check_share(wall)):
+            t0 = time.perf_counter_ns()
             self._check(block, layout)
+            self.check_ns.append(time.perf_counter_ns() - t0)
         return per_iteration_ns(wall, overhead, iters)
+
+    def check_share(self, wall_ns: float) -> float:
+        """The chance this block is checked: the configured fraction, raised (up to every block)
+        as far as checks, at their measured cost, stay within `check_budget` of the timed time.
+
+        A candidate that returns a stale or skipped answer in a share x of its calls gains at
+        most 1/(1-x) and escapes C checks with probability (1-x)^C: the more checks, the less
+        any such gamble pays (docs/security.md)."""
+        if not self.check_ns or self.check_budget <= 0:
+            return self.check_fraction
+        return min(1.0, max(self.check_fraction, self.check_budget * wall_ns / statistics.median(self.check_ns)))
 
     # -- timed-output checks ----------------------------------------------------------------------
     def _check(self, block: list[tuple], layout: BlockLayout) -> None:

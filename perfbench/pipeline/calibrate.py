@@ -35,12 +35,13 @@ class Calibration:
 
 
 def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: Path | None = None,
-              runs: int = 3, log: Callable[[str], None] | None = None) -> tuple[Path, list[Calibration]]:
-    """Score each task's solution against its baseline; merge the results into this device's file."""
+              runs: int = 3, log: Callable[[str], None] | None = None) -> tuple[list[Path], list[Calibration]]:
+    """Score each task's solution against its baseline; merge the results into this device's
+    file (one per CPU thread count among the tasks).  Returns the files written and the entries."""
     cfg = config or ScoreConfig()
     say = log or (lambda msg: None)
     found: list[Calibration] = []
-    device = None
+    by_key: dict[str, list[Calibration]] = {}
     for path in tasks:
         spec = load_task(path)
         if spec.kind != "perf":
@@ -59,10 +60,9 @@ def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: 
             lows.append(r.comparison.ci[0])
             highs.append(r.comparison.ci[1])
             pairs += r.comparison.samples.n_pairs
-        found.append(Calibration(spec.name, statistics.median(speedups), min(lows), max(highs), pairs,
-                                 tuple(speedups)))
-    if device is None:
+        entry = Calibration(spec.name, statistics.median(speedups), min(lows), max(highs), pairs, tuple(speedups))
+        found.append(entry)
+        by_key.setdefault(bench_configs.device_key(device, fingerprint(device), spec.threads), []).append(entry)
+    if not found:
         raise UsageError("no perf tasks to calibrate")
-    key = bench_configs.device_key(device, fingerprint(device))
-    path = bench_configs.write(key, found, out_dir)
-    return path, found
+    return [bench_configs.write(key, entries, out_dir) for key, entries in by_key.items()], found

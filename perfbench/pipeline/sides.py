@@ -20,6 +20,7 @@ class SideSettings:
     timeout_s: float
     tolerance: Tolerance | None
     check_fraction: float
+    check_budget: float = 0.0
 
 
 def build_sides(spec: TaskSpec, program: TaskProgram, device: str, sampler: SamplerConfig, settings: SideSettings,
@@ -40,4 +41,5 @@ def build_sides(spec: TaskSpec, program: TaskProgram, device: str, sampler: Samp
     inputs = BlockInputs(program, spec.timed_size)
     base_side = ArenaSide(base_w, None, inputs, expected, base_addr, t, other=cand)
     return base_side, lambda: ArenaSide(cand, program, inputs, expected, cand_addr, t, settings.tolerance,
-                                        settings.check_fraction, other=base_w, overhead_from=base_side)
+                                        settings.check_fraction, other=base_w, overhead_from=base_side,
+                                        check_budget=settings.check_budget)

@@ -33,6 +33,11 @@ class SelfcheckConfig:
         return (0.05,) if self.quick else (0.01, 0.02, 0.05)
 
     @property
+    def scores(self) -> int:
+        """Independent `perfbench score` runs in the run-to-run section."""
+        return 3 if self.quick else 5
+
+    @property
     def sensitivity_budget_s(self) -> float:
         return 8.0 if self.quick else 30.0
 
@@ -131,13 +136,15 @@ def verdict(sections: dict[str, Any]) -> str:
 
 
 def run_selfcheck(b: Backend, cfg: SelfcheckConfig, *, env: Callable[[], dict] | None = None,
-                  tasks: Callable[[], dict] | None = None, say: Callable[[str], None] = lambda m: None) -> dict:
+                  tasks: Callable[[], dict] | None = None, run_to_run: Callable[[], dict] | None = None,
+                  say: Callable[[str], None] = lambda m: None) -> dict:
     report: dict[str, Any] = {"device": b.device, "quick": cfg.quick}
     t0 = time.perf_counter()
     for name, fn in (("timer", lambda: timer_section(b)), ("cache", lambda: cache_section(b)),
                      ("noise", lambda: noise_section(b, cfg)), ("drift", lambda: drift_section(b, cfg)),
                      ("sensitivity", lambda: sensitivity_section(b, cfg)),
-                     ("clocks", env or (lambda: {})), ("tasks", tasks or (lambda: {}))):
+                     ("clocks", env or (lambda: {})), ("tasks", tasks or (lambda: {})),
+                     ("run_to_run", run_to_run or (lambda: {}))):
         say(f"selfcheck: {name}")
         report[name] = fn()
     report["seconds"] = time.perf_counter() - t0

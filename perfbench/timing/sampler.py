@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Protocol
 
 from .. import stats
@@ -57,6 +57,17 @@ class SamplerConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def per_process(self, processes: int) -> "SamplerConfig":
+        """This config's share for one of `processes` worker processes: the pairs and the time
+        budget divided between them, each still meeting the protocol minimum of 5 pairs."""
+        if processes < 1:
+            raise ValueError(f"processes must be >= 1, got {processes}")
+        if processes == 1:
+            return self
+        lo = max(5, -(-self.min_pairs // processes))
+        return replace(self, min_pairs=lo, max_pairs=max(lo, -(-self.max_pairs // processes)),
+                       time_budget_s=self.time_budget_s / processes)
+
     @classmethod
     def from_dict(cls, d: dict) -> "SamplerConfig":
         return cls(**d)
@@ -90,19 +101,22 @@ def _block_seed(master: int, pair: int) -> int:
     return (master * 1_000_003 + pair * 7919 + 1) % (1 << 62)
 
 
-def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int, clock: Clock) -> int:
+def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int, clock: Clock,
+                      iters: int | None = None) -> int:
     """Run both sides for cfg.warmup_s and return the iterations per block.
 
     Iterations grow until the faster side's block takes cfg.min_block_s, so a block is far
-    above timer resolution; both sides use the same count (they see the same inputs).
+    above timer resolution; both sides use the same count (they see the same inputs).  Given
+    `iters` (a later worker process of the same run), blocks keep that size: only the warm-up.
     """
     start = clock()
-    iters = 1
+    fixed = iters is not None
+    iters = iters or 1
     while True:
         tb = baseline.run_block(iters, seed)
         tc = candidate.run_block(iters, seed)
         fast_block_s = min(tb, tc) * iters * 1e-9
-        if fast_block_s < cfg.min_block_s and iters < cfg.max_iters_per_block:
+        if not fixed and fast_block_s < cfg.min_block_s and iters < cfg.max_iters_per_block:
             grow = math.ceil(cfg.min_block_s / max(fast_block_s, 1e-9))
             iters = min(cfg.max_iters_per_block, iters * max(2, min(grow, 64)))
             continue
@@ -112,13 +126,14 @@ def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed:
 
 def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: int,
                  progress: ProgressFn | None = None, monitor: BlockMonitor | None = None,
-                 clock: Clock = time.perf_counter) -> PairedSamples:
+                 clock: Clock = time.perf_counter, iters: int | None = None) -> PairedSamples:
     """Measure AB-BA pairs until the CI target, the time budget or max_pairs is reached.
 
     With a `monitor`, each pair records the device conditions of its two blocks; a pair that
     ran throttled is, if cfg.remeasure_throttled, discarded and re-run after cfg.cooldown_s.
+    `iters` fixes the block size (otherwise sized during the warm-up).
     """
-    iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1), clock)
+    iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1), clock, iters)
     sides = {BASELINE: baseline, "candidate": candidate}
     base_ns: list[float] = []
     cand_ns: list[float] = []

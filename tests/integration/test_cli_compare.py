@@ -41,7 +41,7 @@ def test_json_and_out_file(run_cli, write):
     proc = run_cli("compare", "a.py", "b.py", "--json", "--out", "r.json", "--seed", "5", *QUICK)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["seed"] == 5 and doc["schema_version"] == 1
+    assert doc["seed"] == 5 and doc["schema_version"] == 2
     assert len(doc["samples"]["baseline_ns"]) == 6
     # Real timing of one kernel against itself: the median of 6 pair ratios; A/A runs here gave
     # |ln s| of 4% (median) and 14% (worst of 12), far inside ln 2 = 69%.

@@ -13,7 +13,7 @@ from perfbench.timing.sampler import SamplerConfig
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 TASK = FIX / "tiny_task"
 QUICK = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), call_timeout_s=20,
-                    check_seeds=2)
+                    check_seeds=2, processes=2)
 
 REJECTIONS = {
     "wrong_values": "correctness.mismatch",
@@ -76,11 +76,40 @@ def test_seed_recorded_and_reproducible_gate():
 
 @pytest.mark.parametrize("fraction", [1.0, 0.0])
 def test_timed_outputs_checked_at_the_configured_share(fraction):
-    """check_fraction=1: every candidate block's output is checked; 0: only the first two."""
+    """check_fraction=1: every candidate block's output is checked; 0 (and no time budget for
+    more): only the first two of each process."""
     import dataclasses
 
-    r = score(TASK, FIX / "candidates" / "honest_fast.py", dataclasses.replace(QUICK, timed_check_fraction=fraction))
+    cfg = dataclasses.replace(QUICK, timed_check_fraction=fraction, timed_check_budget=0.0)
+    r = score(TASK, FIX / "candidates" / "honest_fast.py", cfg)
     assert r.verdict == "scored", r.reasons
     extra = r.comparison.extra
     assert extra["candidate_blocks"] >= 6 + 1     # the paired run plus at least one sizing block
-    assert extra["timed_output_checks"] == (extra["candidate_blocks"] if fraction == 1.0 else 2)
+    assert extra["timed_output_checks"] == (extra["candidate_blocks"] if fraction == 1.0 else 2 * QUICK.processes)
+
+
+def test_pairs_split_between_fresh_worker_processes():
+    """Two worker pairs: each measures its share (>= 5 pairs), the block size of the first; the
+    CI covers both processes and the verdict says how they compare."""
+    r = score(TASK, FIX / "candidates" / "honest_fast.py", QUICK)
+    assert r.verdict == "scored", r.reasons
+    samples = r.comparison.samples
+    assert QUICK.processes == 2 and samples.processes == (0,) * 5 + (1,) * 5
+    st = r.comparison.summary.stability
+    assert len(st.process_speedups) == 2 and len(st.process_cis) == 2
+    doc = r.to_dict()
+    assert doc["comparison"]["summary"]["stability"]["unstable"] == st.unstable
+    assert doc["comparison"]["config"]["processes"] == 2
+    assert len(doc["comparison"]["extra"]["overhead_ns"]) == 2
+    assert doc["threading"]["threads"] == 1 and len(doc["threading"]["cpus"]) == 1
+    assert doc["threading"]["omp_wait_policy"] == "runtime default"
+
+
+def test_run_to_run_section_scores_independently():
+    from perfbench.selfcheck.run_to_run import run_to_run_section
+
+    out = run_to_run_section("cpu", 2, task=TASK, config=QUICK)
+    assert out["task"] == "tiny_task" and len(out["runs"]) == 2
+    a, b = (x["speedup"] for x in out["runs"])
+    assert out["median"] == pytest.approx((a + b) / 2) and out["spread"] == pytest.approx(max(a, b) / min(a, b))
+    assert 0 <= out["honest_runs"] <= 2 and out["spread"] >= 1.0

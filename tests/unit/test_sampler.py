@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 import perfbench
-from perfbench.timing.sampler import SamplerConfig
+from perfbench.results import PairedSamples
+from perfbench.timing.inprocess import InProcessSide
+from perfbench.timing.sampler import SamplerConfig, sample_pairs
 from perfbench.timing.schedule import abba_order
 from perfbench.timing.timers import FakeKernel, FakeTimer, linear_drift, step_drift
 from perfbench import stats
@@ -166,3 +168,42 @@ def test_result_round_trip_and_schema():
     assert perfbench.ComparisonResult.from_dict(d2).speedup == r.speedup
     # stats are derived from the samples
     assert r.speedup == pytest.approx(stats.median_speedup(r.samples.baseline_ns, r.samples.candidate_ns))
+
+
+def test_per_process_share_keeps_the_protocol_minimum():
+    cfg = SamplerConfig(min_pairs=10, max_pairs=60, time_budget_s=30.0)
+    assert cfg.per_process(1) is cfg
+    two = cfg.per_process(2)
+    assert (two.min_pairs, two.max_pairs, two.time_budget_s) == (5, 30, 15.0)
+    three = cfg.per_process(3)
+    assert (three.min_pairs, three.max_pairs) == (5, 20)   # never below 5 pairs per process
+    with pytest.raises(ValueError, match="processes"):
+        cfg.per_process(0)
+
+
+def test_fixed_block_size_skips_sizing():
+    timer = FakeTimer()
+    sides = [InProcessSide(n, FakeKernel(n, 10_000), lambda s: (), timer) for n in ("A", "B")]
+    cfg = SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0, min_block_s=0.001)
+    assert sample_pairs(*sides, cfg, seed=3, clock=timer.clock_s).iters_per_block >= 100   # sized
+    fixed = sample_pairs(*sides, cfg, seed=3, clock=timer.clock_s, iters=7)
+    assert fixed.iters_per_block == 7 and fixed.n_pairs == 6
+
+
+def test_samples_concat_labels_processes_and_round_trips():
+    a = PairedSamples((1.0, 2.0), (0.5, 1.0), 4, "ci_target")
+    b = PairedSamples((3.0,), (1.5,), 4, "time_budget")
+    both = PairedSamples.concat([a, b])
+    assert both.processes == (0, 0, 1) and both.n_processes == 2
+    assert both.baseline_ns == (1.0, 2.0, 3.0) and both.stop_reason == "ci_target,time_budget"
+    assert PairedSamples.from_dict(both.to_dict()) == both
+    with pytest.raises(ValueError, match="iters_per_block"):
+        PairedSamples.concat([a, PairedSamples((1.0,), (1.0,), 5, "x")])
+    with pytest.raises(ValueError, match="processes"):
+        PairedSamples((1.0, 2.0), (1.0, 1.0), 1, "x", processes=(0,))
+    # a version-1 document (no processes) is still read: one process
+    d = _compare(FakeTimer(noise=0.02, seed=5)).to_dict()
+    d["schema_version"] = 1
+    del d["samples"]["processes"]
+    old = perfbench.ComparisonResult.from_dict(d)
+    assert old.samples.processes == () and old.summary.stability is None

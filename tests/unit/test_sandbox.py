@@ -4,7 +4,8 @@ import pytest
 
 from perfbench.errors import EnvironmentUnavailable
 from perfbench.isolation.sandbox import LAYERS, Isolation, SandboxPlan, isolation_from_probe
-from perfbench.pipeline.score import ScoreConfig, _isolation
+from perfbench.pipeline.score import ScoreConfig
+from perfbench.pipeline.timing_run import isolation_record
 
 
 class FakeCgroup:
@@ -60,11 +61,11 @@ class FakeWorker:
 def test_require_sandbox_refuses_when_a_layer_is_missing():
     missing = Isolation({x: x != "net_ns" for x in LAYERS}, 0, {}, ("net_ns: set up but not observed in the worker",))
     with pytest.raises(EnvironmentUnavailable, match="--require-sandbox: net_ns"):
-        _isolation(FakeWorker(missing), ScoreConfig(require_sandbox=True), nondumpable=True)
-    record, warnings = _isolation(FakeWorker(missing), ScoreConfig(), nondumpable=True)
+        isolation_record(FakeWorker(missing), ScoreConfig(require_sandbox=True), nondumpable=True)
+    record, warnings = isolation_record(FakeWorker(missing), ScoreConfig(), nondumpable=True)
     assert record["net_ns"] is False and record["startup_ms"] == 500.0
     assert warnings == ("sandbox layer missing: net_ns: set up but not observed in the worker",)
     complete = Isolation({x: True for x in LAYERS}, 0, {}, ())
-    assert _isolation(FakeWorker(complete), ScoreConfig(require_sandbox=True), nondumpable=True)[1] == ()
+    assert isolation_record(FakeWorker(complete), ScoreConfig(require_sandbox=True), nondumpable=True)[1] == ()
     with pytest.raises(EnvironmentUnavailable, match="scorer_nondumpable"):
-        _isolation(FakeWorker(complete), ScoreConfig(require_sandbox=True), nondumpable=False)
+        isolation_record(FakeWorker(complete), ScoreConfig(require_sandbox=True), nondumpable=False)

@@ -2,7 +2,8 @@ import math
 
 import pytest
 
-from perfbench.scoring import MIN_S_REF, gate_impl_tests, gate_s_ref, gate_starter_not_faster, r_impl, r_perf
+from perfbench.scoring import (MIN_S_REF, gate_impl_tests, gate_s_ref, gate_stable, gate_starter_not_faster, r_impl,
+                               r_perf)
 
 
 @pytest.mark.parametrize("s_ref", [1.15, 1.5, 2.0, 7.3])
@@ -47,3 +48,11 @@ def test_validity_gates():
     assert gates == {"enough_tests": True, "solution_passes_all": True, "starter_fails_one": True}
     gates = {g.name: g.ok for g in gate_impl_tests(4, 3, 4)}
     assert gates == {"enough_tests": False, "solution_passes_all": False, "starter_fails_one": False}
+
+
+def test_gate_stable():
+    assert gate_stable(None, None).ok                       # one process: nothing to compare
+    ok = gate_stable(1.02, 1.04)
+    assert ok.ok and ok.detail.startswith("worker processes' speedups spread 2.0% vs a process's own CI 4.0% wide")
+    bad = gate_stable(1.10, 1.04)
+    assert not bad.ok and "unstable" in bad.detail

@@ -70,3 +70,57 @@ def test_summarize_is_deterministic():
     assert est.low <= est.value <= est.high
     with pytest.raises(ValueError):
         stats.Estimate(1.0, 1.1, 1.2, 0.95)
+
+
+def _two_processes(offset, n=20, noise=0.01, seed=3):
+    """Pairs from two worker processes whose true speedups differ by exp(offset)."""
+    b0, c0 = _pairs(n, 2.0, noise, seed)
+    b1, c1 = _pairs(n, 2.0 * np.exp(offset), noise, seed + 1)
+    return np.concatenate([b0, b1]), np.concatenate([c0, c1]), [0] * n + [1] * n
+
+
+def test_cluster_bootstrap_covers_the_between_process_spread():
+    base, cand, procs = _two_processes(offset=0.10)
+    lo, hi = stats.cluster_bootstrap_ci(base, cand, procs, seed=1)
+    # each process's pairs are 1% noisy; the processes sit 10% apart: both inside the CI
+    assert lo < 2.0 * 1.01 and hi > 2.0 * np.exp(0.10) * 0.99
+    assert stats.cluster_bootstrap_ci(base, cand, procs, seed=1) == (lo, hi)
+    with pytest.raises(ValueError, match="cluster labels"):
+        stats.cluster_bootstrap_ci(base, cand, procs[:-1], seed=1)
+
+
+def test_summarize_with_processes_reports_stability():
+    base, cand, procs = _two_processes(offset=0.10)
+    s = stats.summarize(base, cand, seed=1, processes=procs)
+    assert s.stability is not None and s.stability.unstable
+    assert s.stability.process_speedups[0] == pytest.approx(2.0, rel=0.02)
+    assert s.stability.process_speedups[1] == pytest.approx(2.0 * np.exp(0.10), rel=0.02)
+    assert s.stability.spread == pytest.approx(np.exp(0.10), rel=0.03)
+    assert s.stability.within_width < 1.03      # each process alone: a CI a few percent wide
+    assert s.speedup.high / s.speedup.low > s.stability.spread * 0.99
+    assert s.stability.to_dict()["unstable"] is True
+    # processes that agree: stable, and the cluster CI stays close to the pair bootstrap's
+    base, cand, procs = _two_processes(offset=0.0, seed=11)
+    s = stats.summarize(base, cand, seed=1, processes=procs)
+    assert not s.stability.unstable
+    assert s.speedup.value == pytest.approx(2.0, rel=0.01) and s.speedup.high / s.speedup.low < 1.03
+    # one process (or no labels): the pair bootstrap, no stability record
+    one = stats.summarize(base, cand, seed=1, processes=[0] * len(procs))
+    assert one.stability is None and one == stats.summarize(base, cand, seed=1)
+    with pytest.raises(ValueError, match="process labels"):
+        stats.summarize(base, cand, seed=1, processes=[0, 1])
+
+
+def test_process_t_interval():
+    lo, hi = stats.process_t_interval([2.0, 2.0 * np.exp(0.02)])
+    # two processes 2% apart: t(1 dof) = 12.71, sd/sqrt(2) = 0.01 -> +/- 12.7% around the mean
+    assert np.log(hi / lo) / 2 == pytest.approx(12.706 * 0.01, rel=1e-3)
+    assert np.sqrt(lo * hi) == pytest.approx(2.0 * np.exp(0.01))
+    assert stats.process_t_interval([3.0, 3.0, 3.0]) == (pytest.approx(3.0), pytest.approx(3.0))
+    with pytest.raises(ValueError, match="at least 2"):
+        stats.process_t_interval([2.0])
+    # summarize's CI with processes is at least as wide as the t interval
+    base, cand, procs = _two_processes(offset=0.02)
+    s = stats.summarize(base, cand, seed=1, processes=procs)
+    t_lo, t_hi = stats.process_t_interval(s.stability.process_speedups)
+    assert s.speedup.low <= t_lo and s.speedup.high >= t_hi

@@ -36,3 +36,31 @@ def test_block_time_is_scorer_wall_less_overhead():
 
     assert per_iteration_ns(10_000_000, 2_000_000, 100) == 80_000      # (10 ms - 2 ms) / 100 calls
     assert per_iteration_ns(10_000_000, 12_000_000, 10) == 10_000      # floor: 1% of the wall
+
+
+def test_more_threads_than_the_task_allows():
+    def block(wall_ms, cpu_ms):
+        return BlockWall(wall_ms * 1e6, wall_ms * 1e6, 10, None, None if cpu_ms is None else cpu_ms * 1e-3)
+
+    honest = [block(20.0, 19.5), block(20.0, 20.4), block(20.0, None)]
+    assert tamper.more_threads_than_allowed(honest, threads=1) is None
+    msg = tamper.more_threads_than_allowed(honest + [block(20.0, 38.0)], threads=1)
+    assert msg == "the candidate used 38.0 ms of CPU in a 20.0 ms block (block 3); the task allows 1 thread"
+    assert tamper.more_threads_than_allowed(honest + [block(20.0, 38.0)], threads=2) is None
+    assert "2 threads" in tamper.more_threads_than_allowed([block(20.0, 60.0)], threads=2)
+    # a short block's accounting jitter (a ms or so) is not a thread
+    assert tamper.more_threads_than_allowed([block(1.0, 2.5)], threads=1) is None
+
+
+def test_check_share_grows_while_checks_are_cheap():
+    from perfbench.pipeline.arena_side import ArenaSide
+
+    side = ArenaSide(None, None, None, [], 0, 1.0, check_fraction=0.3, check_budget=0.5)
+    assert side.check_share(10e6) == 0.3                # no check measured yet: the configured share
+    side.check_ns = [1e6, 1e6, 1e6]                     # 1 ms per check, 10 ms blocks: every block
+    assert side.check_share(10e6) == 1.0
+    side.check_ns = [50e6]                              # 50 ms per check: 10% of 10 ms blocks... but >= 30%
+    assert side.check_share(10e6) == 0.3
+    side.check_ns = [10e6]
+    assert side.check_share(10e6) == 0.5
+    assert ArenaSide(None, None, None, [], 0, 1.0, check_fraction=0.3, check_ns=[1.0]).check_share(10e6) == 0.3

@@ -1,0 +1,88 @@
+"""CPU threading of a worker: how many threads, on which cores, with which OpenMP wait policy.
+
+Part of the task (`[cpu] threads`, `[cpu] omp_wait_policy` in task.toml) and applied identically
+to both sides: the thread-count variables are in the worker's environment before its interpreter
+starts (OpenMP reads them once), the worker pins itself to the same cores and calls
+`torch.set_num_threads` before any task code loads.  The wait policy is the runtime's default
+unless the task sets one: the idle side is frozen while the other is timed, so its threads
+cannot spin on the timed side's cores whatever the policy (docs/verdict.md).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Variables that size a thread pool: all set to the task's thread count.
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+# Variables that change how the OpenMP runtime waits: never taken from the scorer's environment
+# (isolation/client.py removes them); the task may set the policy.  Recorded in the verdict.
+WAIT_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+CPUS_VAR = "PERFBENCH_CPUS"
+
+
+@dataclass(frozen=True)
+class CpuThreading:
+    threads: int
+    cpus: tuple[int, ...]               # the cores both workers are pinned to
+    omp_wait_policy: str | None = None  # None: whatever the runtime (or the scorer's env) says
+
+    @classmethod
+    def for_task(cls, threads: int, omp_wait_policy: str | None = None) -> "CpuThreading":
+        """`threads` threads on the first `threads` cores this process may use (all of them when
+        there are fewer: a warning in the verdict says so)."""
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        allowed = sorted(os.sched_getaffinity(0))
+        return cls(threads, tuple(allowed[:threads]), omp_wait_policy)
+
+    @property
+    def oversubscribed(self) -> bool:
+        return len(self.cpus) < self.threads
+
+    def env(self, base: dict[str, str]) -> dict[str, str]:
+        """The worker's environment: thread counts, cores, and the task's wait policy if any."""
+        env = dict(base)
+        for var in THREAD_VARS:
+            env[var] = str(self.threads)
+        env[CPUS_VAR] = ",".join(map(str, self.cpus))
+        if self.omp_wait_policy is not None:
+            env["OMP_WAIT_POLICY"] = self.omp_wait_policy.upper()
+        return env
+
+    def to_dict(self) -> dict[str, Any]:
+        env = self.env({})
+        return {"threads": self.threads, "cpus": list(self.cpus),
+                "omp_wait_policy": env.get("OMP_WAIT_POLICY", "runtime default"),
+                "wait_env": {v: env[v] for v in WAIT_VARS if v in env},
+                "openmp_runtime": openmp_runtime()}
+
+
+def pin_from_env() -> None:
+    """In the worker, before torch loads: pin to the cores the scorer chose (no-op without)."""
+    spec = os.environ.get(CPUS_VAR)
+    if spec:
+        try:
+            os.sched_setaffinity(0, {int(c) for c in spec.split(",")})
+        except (OSError, ValueError):
+            pass   # the probe records the affinity the worker really has
+
+
+def openmp_runtime() -> str:
+    """The OpenMP runtime torch links against (libgomp, libiomp5, libomp), from its shared
+    libraries on disk; 'unknown' if torch is not installed where expected."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
+        return "unknown"
+    names = set()
+    for lib_dir in (Path(spec.origin).parent / "lib", Path(spec.origin).parent.parent / "torch.libs"):
+        if lib_dir.is_dir():
+            names |= {m.group(1) for f in lib_dir.iterdir() if (m := re.match(r"(lib(?:g|i)?omp\d*)", f.name))}
+    return ", ".join(sorted(names)) or "unknown"

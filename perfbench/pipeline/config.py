@@ -1,0 +1,40 @@
+"""How `perfbench score` runs: one frozen config for the whole pipeline."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..device.clocks import ClockRequest
+from ..timing.sampler import SamplerConfig
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """How to score.  Defaults suit a CPU task of ~1-20 ms per call."""
+
+    sampler: SamplerConfig = field(default_factory=SamplerConfig)
+    device: str | None = None         # None: the task's device
+    check_seeds: int = 3              # fresh secret seeds per input size in the gate
+    load_timeout_s: float = 300.0     # loading may compile C++ (~35 s here)
+    call_timeout_s: float = 60.0      # one gate call or one timed block
+    timed_check_fraction: float = 0.3  # share of timed blocks whose output is checked (>= 2 blocks)
+    timed_check_budget: float = 0.5   # CPU: more blocks checked (up to all) while checking costs at
+                                      # most this share of the candidate's timed time (docs/security.md)
+    clocks: ClockRequest = field(default_factory=ClockRequest)  # GPU clock policy while timing
+    s_ref: float | None = None        # override bench_configs / the task default
+    seed: int | None = None           # master seed (default: secret, drawn per run)
+    bench_configs_dir: Path | None = None
+    sandbox: bool = True              # every isolation layer this machine allows (docs/security.md)
+    require_sandbox: bool = False     # refuse to score unless every layer is active
+    processes: int = 3                # fresh worker pairs the pairs are split between (>= 2: the CI
+                                      # includes the between-process variance; docs/verdict.md)
+
+    def __post_init__(self) -> None:
+        if not self.call_timeout_s > 0 or not self.load_timeout_s > 0:
+            raise ValueError("timeouts must be > 0 seconds")
+        if self.check_seeds < 1:
+            raise ValueError(f"check_seeds must be >= 1, got {self.check_seeds}")
+        if self.processes < 1:
+            raise ValueError(f"processes must be >= 1, got {self.processes}")
+        if self.s_ref is not None and not self.s_ref > 1:
+            raise ValueError(f"s_ref must be > 1, got {self.s_ref}")

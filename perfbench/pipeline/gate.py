@@ -1,0 +1,82 @@
+"""The correctness gate, and what it shares with the timing run: seeds, tolerances, loading a
+side into its worker, the candidate's sandboxed worker."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
+from ..errors import CandidateRejected
+from ..isolation.client import WorkerClient
+from ..isolation.cpu_threads import CpuThreading
+from ..isolation.protocol import ProtocolError, decode_values
+from ..task_runtime import TaskProgram
+from ..tasks import FORMAT_KERNELBENCH, TaskSpec
+from .config import ScoreConfig
+from .worker_side import verify_call
+
+
+def derive_seeds(master: int, n: int) -> list[int]:
+    return [int(x) for x in np.random.SeedSequence(master).generate_state(n, dtype=np.uint64) >> np.uint64(2)]
+
+
+def task_tolerance(spec: TaskSpec) -> Tolerance | None:
+    if spec.rtol is None and spec.atol is None:
+        return None  # per-dtype defaults
+    return Tolerance(spec.rtol if spec.rtol is not None else 0.0, spec.atol if spec.atol is not None else 0.0)
+
+
+def load_side(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg: ScoreConfig,
+          init_seed: int, probe_seed: int) -> None:
+    client.request("load", cfg.load_timeout_s, task=spec.to_dict(), device=device, file=str(file),
+                   untrusted=client.untrusted, init_seed=init_seed, cache_flush=cfg.sampler.cache_flush,
+                   probe_seed=probe_seed, probe_size=spec.sizes[0])
+
+
+def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s: float) -> tuple[int, list[Failure]]:
+    """Run the candidate on every size with fresh seeds, twice per input set (one call per
+    poison pattern); compare in this process."""
+    spec = program.spec
+    tol = task_tolerance(spec)
+    checks = 0
+    runs = len(POISON_PATTERNS)
+    for size in spec.sizes:
+        # The scorer's own inputs and expected outputs, made once: they also size the poison.
+        inputs = [program.make_inputs(seed, size) for seed in seeds]
+        expected = [program.reference(x) for x in inputs]
+        poison_bytes = sum(t.numel() * t.element_size() for t in expected[0] if hasattr(t, "numel"))
+        header, blobs = client.request("check", timeout_s * len(seeds) * runs, seeds=seeds, size=size,
+                                       poison_bytes=poison_bytes, poisons=list(POISON_PATTERNS))
+        pos = 0
+        try:
+            results = header["results"]
+            if not isinstance(results, list) or len(results) != len(seeds) * runs:
+                raise ProtocolError(f"{len(results)} results for {len(seeds) * runs} calls")
+            for j, (x, ref) in enumerate(zip(inputs, expected, strict=True)):
+                calls = []
+                for res in results[j * runs:(j + 1) * runs]:
+                    n_out, n_in = len(res["outputs"]), len(res["inputs"])
+                    outs = decode_values(res["outputs"], blobs[pos:pos + n_out])
+                    ins = decode_values(res["inputs"], blobs[pos + n_out:pos + n_out + n_in])
+                    pos += n_out + n_in
+                    calls.append((outs, verify_call(program, x, outs, ins, tol, expected=ref)))
+                differ = any(outputs_differ(calls[0][0], outs) for outs, _ in calls[1:])
+                fails = judge_repeated_call([f for _, f in calls], differ)
+                checks += 1
+                if fails:
+                    return checks, [Failure(f.reason, f"size {size!r}: {f.message}") for f in fails]
+        except (KeyError, TypeError, ValueError, ProtocolError) as exc:
+            raise CandidateRejected("tamper.protocol", f"{client.label}: bad check reply: {exc}") from None
+    return checks, []
+
+
+def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
+                      threading: CpuThreading | None = None) -> WorkerClient:
+    """The candidate's worker, sandboxed, with the task's trusted files (other than the candidate
+    itself, when a task's own solution is scored) hidden from it."""
+    hide: tuple[str, ...] = ()
+    if spec.format != FORMAT_KERNELBENCH:
+        hide = tuple(str(spec.file(role)) for role in ("solution", "reference")
+                     if spec.file(role).resolve() != cand_path.resolve())
+    return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, threading=threading)

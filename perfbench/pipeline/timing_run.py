@@ -1,0 +1,191 @@
+"""One score's timing: fresh worker pairs, one after another, each measuring its share of the
+AB-BA pairs (docs/verdict.md, "processes"); and the per-run tamper checks."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .. import tamper
+from ..correctness import Failure
+from ..device.clocks import ClockControl
+from ..device.session import device_session
+from ..errors import CandidateRejected, EnvironmentUnavailable
+from ..isolation.client import WorkerClient
+from ..isolation.cpu_threads import CpuThreading
+from ..isolation.sandbox import make_nondumpable
+from ..results import PairedSamples
+from ..task_runtime import TaskProgram
+from ..tasks import TaskSpec
+from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
+from .arena_side import ArenaSide
+from .config import ScoreConfig
+from .gate import candidate_worker, derive_seeds, gate, load_side, task_tolerance
+from .sides import SideSettings, build_sides
+from .worker_side import WorkerSide
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What every worker process of one score is given."""
+
+    spec: TaskSpec
+    program: TaskProgram
+    device: str
+    cand_path: Path
+    baseline_file: Path
+    cfg: ScoreConfig
+    sampler: SamplerConfig
+    threading: CpuThreading | None
+    init_seed: int
+    probe_seed: int
+    master: int
+
+
+class TimingRun:
+    """The worker processes of one score, one fresh pair (baseline, candidate) at a time.
+
+    Process 0 also times the baseline alone (before any candidate code loads) and runs the
+    correctness gate; every process then measures its share of the AB-BA pairs, with the block
+    size process 0 chose.  Between processes both interpreters are replaced, so allocator
+    state, memory layout and thread pools are drawn afresh (stats.cluster_bootstrap_ci)."""
+
+    def __init__(self, setup: RunSetup, say: Callable[[str], None], progress: ProgressFn | None):
+        self.setup, self.say, self.progress = setup, say, progress
+        self.nondumpable = make_nondumpable()
+        self.parts: list[PairedSamples] = []
+        self.diagnostics: list[dict] = []
+        self.before: list[float] = []
+        self.checks = self.timed_checks = self.candidate_blocks = 0
+        self.logs: dict[str, str] = {}
+
+    def process(self, j: int, gate_seeds: list[int], base: dict) -> list[Failure] | None:
+        """Worker process pair j: its pairs into self.parts, or the gate's failures."""
+        su = self.setup
+        cfg, spec, first = su.cfg, su.spec, j == 0
+        # Both interpreters start together (importing torch takes seconds).
+        with candidate_worker(spec, su.cand_path, cfg, su.threading) as cand, \
+                WorkerClient("baseline", untrusted=False, sandbox=cfg.sandbox, threading=su.threading) as base_w:
+            try:
+                self.say(f"starting workers ({j + 1} of {cfg.processes})")
+                base_w.start(cfg.load_timeout_s)
+                isolation, missing = isolation_record(cand, cfg, self.nondumpable)
+                if first:
+                    base["isolation"] = isolation
+                    base["warnings"] += missing
+                base_side, make_cand_side = build_sides(
+                    spec, su.program, su.device, su.sampler,
+                    SideSettings(cfg.call_timeout_s, task_tolerance(spec), cfg.timed_check_fraction,
+                                 cfg.timed_check_budget), base_w, cand,
+                    su.probe_seed)
+                load_side(base_w, spec, su.device, su.baseline_file, cfg, su.init_seed, su.probe_seed)
+                if first:   # the baseline alone, before any candidate code is loaded: the A/A reference
+                    self.say("timing the baseline alone")
+                    self.before = baseline_alone(base_side, su.sampler, derive_seeds(su.master ^ 0x5A5A, 1)[0])
+                self.say("loading candidate")
+                load_side(cand, spec, su.device, su.cand_path, cfg, su.init_seed, su.probe_seed)
+                if first:
+                    self.say(f"correctness gate: {len(spec.sizes)} sizes x {len(gate_seeds)} seeds")
+                    self.checks, fails = gate(cand, su.program, gate_seeds, cfg.call_timeout_s)
+                    if fails:
+                        return fails
+                cand_side = make_cand_side()
+                done = sum(p.n_pairs for p in self.parts)
+                progress = (None if self.progress is None else
+                            lambda i, summary: self.progress(done + i, summary))  # noqa: E731
+                with device_session(su.device, cfg.clocks) as dev:
+                    base["clock_control"] = dev.control.to_dict()
+                    self.say(f"timing AB-BA pairs (clocks: {dev.control.status})")
+                    part = sample_pairs(base_side, cand_side, su.sampler.per_process(cfg.processes),
+                                        seed=su.master if first else derive_seeds(su.master ^ 0xB10C, j + 1)[j],
+                                        progress=progress, monitor=dev.monitor,
+                                        iters=self.parts[0].iters_per_block if self.parts else None)
+                cand_side.finish()
+                base["warnings"] += tuple(w for w in clock_warnings(su.device, dev.control, part)
+                                          if w not in base["warnings"])
+                check_tampering(base_side, cand_side, part, su.threading)
+            finally:
+                self.logs = {"candidate": cand.log_tail()}
+            self.parts.append(part)
+            self.diagnostics.append(block_diagnostics(base_side, cand_side, part))
+            self.timed_checks += cand_side.checks
+            self.checks += cand_side.checks
+            self.candidate_blocks += len(cand_side.blocks)
+        return None
+
+
+def isolation_record(cand: WorkerClient, cfg: ScoreConfig, nondumpable: bool) -> tuple[dict, tuple[str, ...]]:
+    """Start the candidate's worker; the layers it runs in, for the verdict, and a warning per
+    missing one.  With `require_sandbox`, a missing layer stops the run (exit 2)."""
+    iso = cand.start(cfg.load_timeout_s)
+    missing = iso.missing + (() if nondumpable else ("scorer_nondumpable: prctl(PR_SET_DUMPABLE) failed",))
+    if cfg.require_sandbox and missing:
+        raise EnvironmentUnavailable(f"--require-sandbox: {'; '.join(missing)}")
+    record = dict(iso.to_dict(), scorer_nondumpable=nondumpable,
+                  startup_ms=round(cand.startup_s * 1e3, 1) if cand.startup_s is not None else None)
+    return record, tuple(f"sandbox layer missing: {m}" for m in missing)
+
+
+def clock_warnings(device: str, control: ClockControl, samples: PairedSamples) -> tuple[str, ...]:
+    out = []
+    if device.startswith("cuda") and not control.locked:
+        out.append(f"GPU clocks were not locked ({control.status}: {control.reason}); boost and thermal "
+                   "state can move both sides' times")
+    if samples.throttled_pairs:
+        out.append(f"{len(samples.throttled_pairs)} pairs ran while the GPU was throttled: {list(samples.throttled_pairs)}")
+    if samples.discarded_throttled:
+        out.append(f"{samples.discarded_throttled} throttled pairs were discarded and re-measured after a cool-down")
+    return tuple(out)
+
+
+def block_diagnostics(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide, samples: PairedSamples) -> dict:
+    """What the verdict keeps besides the scored times: the worker-reported times of the paired
+    blocks and (CPU) the per-block overhead subtracted from both sides."""
+    n = samples.n_pairs
+    out = {"worker_reported_ns": {"baseline": [b.reported_ns / b.iters for b in base.blocks[-n:]],
+                                  "candidate": [b.reported_ns / b.iters for b in cand.blocks[-n:]]}}
+    if isinstance(base, ArenaSide):
+        out["null_block_ns"] = base.null_ns.get(samples.iters_per_block, [])
+        out["overhead_ns"] = base.overhead_ns_at(samples.iters_per_block)
+    used = [b.other_cpu_s for b in base.blocks if b.other_cpu_s is not None]
+    out["candidate_cpu_during_baseline_s"] = sum(used) if used else None
+    return out
+
+
+def merge_diagnostics(parts: list[dict]) -> dict:
+    """One process's `block_diagnostics` per entry -> the verdict's: times concatenated in pair
+    order, CPU summed, per-block overheads listed per process."""
+    used = [p["candidate_cpu_during_baseline_s"] for p in parts if p["candidate_cpu_during_baseline_s"] is not None]
+    out = {"worker_reported_ns": {side: sum((p["worker_reported_ns"][side] for p in parts), [])
+                                  for side in ("baseline", "candidate")},
+           "candidate_cpu_during_baseline_s": sum(used) if used else None}
+    if "overhead_ns" in parts[0]:
+        out["overhead_ns"] = [p["overhead_ns"] for p in parts]
+        out["null_block_ns"] = [p["null_block_ns"] for p in parts]
+    return out
+
+
+def baseline_alone(side: ArenaSide | WorkerSide, sc: SamplerConfig, seed: int, blocks: int = 5) -> list[float]:
+    """Per-iteration times of the baseline before the candidate is loaded (A/A reference)."""
+    side.run_block(1, seed)  # the first call pays for cold caches and page faults
+    iters = 1
+    while side.run_block(iters, seed) * iters * 1e-9 < sc.min_block_s and iters < sc.max_iters_per_block:
+        iters = min(sc.max_iters_per_block, iters * 4)
+    return [side.run_block(iters, seed + 1 + i) for i in range(blocks)]
+
+
+def check_tampering(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide, samples: PairedSamples,
+                    threading: CpuThreading | None = None) -> None:
+    # Interference first: a candidate burning CPU between its calls also inflates its own
+    # unaccounted time, and the interference is the more specific explanation.
+    msg = tamper.cpu_while_baseline_ran(base.blocks)
+    if msg:
+        raise CandidateRejected("tamper.baseline_interference", msg)
+    msg = tamper.more_threads_than_allowed(cand.blocks, threading.threads) if threading is not None else None
+    if msg:
+        raise CandidateRejected("tamper.threads", msg)
+    if isinstance(cand, ArenaSide):
+        return   # the scorer's clock decided: work hidden from the worker's timer was paid for
+    msg = tamper.unaccounted_time(base.blocks, cand.blocks, samples.n_pairs)
+    if msg:
+        raise CandidateRejected("tamper.unaccounted_time", msg)
