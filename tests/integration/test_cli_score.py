@@ -7,7 +7,9 @@ import pytest
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 TASK = FIX / "tiny_task"
 KB = FIX / "kernelbench"
-FAST = ["--pairs", "6", "--max-pairs", "6", "--timeout", "20"]
+# One worker process where the test is about something else; test_scored_json_and_out runs the
+# default (3 processes).
+FAST = ["--pairs", "6", "--max-pairs", "6", "--timeout", "20", "--processes", "1"]
 KB_SMALL = ["--device", "cpu", "--set", "batch_size=32", "--set", "in_features=64", "--set", "out_features=48"]
 
 
@@ -20,10 +22,11 @@ def _one_line(proc, code, needle):
 
 def test_scored_json_and_out(run_cli, tmp_path):
     out = tmp_path / "verdict.json"
-    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--out", out, *FAST)
+    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--out", out, *FAST[:-2])
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc == json.loads(out.read_text())
+    assert doc["comparison"]["config"]["processes"] == 3 and set(doc["comparison"]["samples"]["processes"]) == {0, 1, 2}
     assert doc["verdict"] == "scored" and doc["reasons"] == []
     assert doc["s_ref"] == 1.5 and doc["s_ref_source"] == "task default"
     assert doc["r_perf"] == 0.0 or doc["speedup"] > 1.5

@@ -13,7 +13,7 @@ from perfbench.timing.sampler import SamplerConfig
 
 REPO = Path(__file__).resolve().parents[2]
 CPU_TASKS = ["row_softmax", "csr_spmv", "small_gemm"]
-CFG = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=8, warmup_s=0.05), check_seeds=2)
+CFG = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=8, warmup_s=0.05), check_seeds=2, processes=2)
 
 
 @pytest.mark.parametrize("task", CPU_TASKS)
