@@ -109,7 +109,7 @@ MUTATIONS = [
       "return checks_done < 2 or secrets.randbelow(1_000_000) < fraction * 1_000_000",
       "return checks_done < 2", GATE + EXPLOITS),
     M("timed outputs never checked", "perfbench/pipeline/arena_side.py",
-      "if self.program is not None and should_check(self.checks, self.check_fraction):", "if False:", EXPLOITS),
+      "if self.program is not None and should_check(self.checks, self.check_share(wall)):", "if False:", EXPLOITS),
     M("always the first iteration checked", "perfbench/pipeline/arena_side.py",
       "k = secrets.randbelow(len(block))   # chosen after the block ran", "k = 0", EXPLOITS),
     M("reported time never bounded by the wall clock", "perfbench/pipeline/worker_side.py",
