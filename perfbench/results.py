@@ -66,10 +66,6 @@ class PairedSamples:
     def n_pairs(self) -> int:
         return len(self.baseline_ns)
 
-    @property
-    def n_processes(self) -> int:
-        return len(set(self.processes)) or 1
-
     @classmethod
     def concat(cls, parts: "list[PairedSamples]") -> "PairedSamples":
         """The pairs of several worker processes, in order, labelled 0, 1, ... by part."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .stats import Stability
+
 # A task's reference solution must beat its baseline by at least this much to be a valid task.
 MIN_S_REF = 1.15
 # Implementation tasks need at least this many tests.
@@ -69,15 +71,15 @@ def gate_s_ref(s_ref: float, ci_low: float) -> GateResult:
                       f"s_ref={s_ref:.3f} (CI low {ci_low:.3f}); needs >= {MIN_S_REF}")
 
 
-def gate_stable(spread: float | None, within_width: float | None) -> GateResult:
-    """The solution's speedup must not depend on which worker process measured it: the spread of
-    the processes' medians within a typical process's own CI (stats.Stability)."""
-    if spread is None or within_width is None:
+def gate_stable(stability: Stability | None) -> GateResult:
+    """The solution's speedup must not depend on which worker process measured it
+    (stats.Stability.unstable: the processes' medians spread wider than a process's own CI)."""
+    if stability is None:
         return GateResult("solution_stable", True, "one worker process: no between-process check")
-    ok = spread <= within_width
+    ok = not stability.unstable
     return GateResult("solution_stable", ok,
-                      f"worker processes' speedups spread {100 * (spread - 1):.1f}% vs a process's own CI "
-                      f"{100 * (within_width - 1):.1f}% wide; needs spread <= CI width"
+                      f"worker processes' speedups spread {100 * (stability.spread - 1):.1f}% vs a process's own "
+                      f"CI {100 * (stability.within_width - 1):.1f}% wide; needs spread <= CI width"
                       + ("" if ok else " (unstable: raise [timing] pairs, [cpu] threads = 1, or a quieter host)"))
 
 

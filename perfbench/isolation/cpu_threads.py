@@ -27,7 +27,7 @@ CPUS_VAR = "PERFBENCH_CPUS"
 class CpuThreading:
     threads: int
     cpus: tuple[int, ...]               # the cores both workers are pinned to
-    omp_wait_policy: str | None = None  # None: whatever the runtime (or the scorer's env) says
+    omp_wait_policy: str | None = None  # None: the OpenMP runtime's default
 
     @classmethod
     def for_task(cls, threads: int, omp_wait_policy: str | None = None) -> "CpuThreading":

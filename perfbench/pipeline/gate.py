@@ -28,7 +28,7 @@ def task_tolerance(spec: TaskSpec) -> Tolerance | None:
 
 
 def load_side(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg: ScoreConfig,
-          init_seed: int, probe_seed: int) -> None:
+              init_seed: int, probe_seed: int) -> None:
     client.request("load", cfg.load_timeout_s, task=spec.to_dict(), device=device, file=str(file),
                    untrusted=client.untrusted, init_seed=init_seed, cache_flush=cfg.sampler.cache_flush,
                    probe_seed=probe_seed, probe_size=spec.sizes[0])
@@ -72,7 +72,7 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
 
 
 def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
-                      threading: CpuThreading | None = None) -> WorkerClient:
+                     threading: CpuThreading | None = None) -> WorkerClient:
     """The candidate's worker, sandboxed, with the task's trusted files (other than the candidate
     itself, when a task's own solution is scored) hidden from it."""
     hide: tuple[str, ...] = ()

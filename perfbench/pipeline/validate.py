@@ -1,7 +1,8 @@
 """`validate(task)`: the task validity gates, measured on this machine.
 
 perf: the solution passes the gate and beats the baseline by s_ref >= 1.15 (CI low end too),
-the same in every worker process (not `unstable`); the starter does not beat the baseline.  impl: >= 5 tests, the solution passes all, the starter
+the same in every worker process (not `unstable`); the starter does not beat the baseline.
+impl: >= 5 tests, the solution passes all, the starter
 fails at least one.
 """
 from __future__ import annotations
@@ -69,8 +70,7 @@ def validate(task: str | Path, config: ScoreConfig | None = None,
     else:
         gates.append(GateResult("solution_correct", True, f"{sol.checks} output checks passed"))
         gates.append(gate_s_ref(sol.comparison.speedup, sol.comparison.ci[0]))
-        st = sol.comparison.summary.stability
-        gates.append(gate_stable(st.spread if st else None, st.within_width if st else None))
+        gates.append(gate_stable(sol.comparison.summary.stability))
     sta = runs.get("starter")
     if sta is None:
         gates.append(GateResult("starter_not_faster", True, "no starter.py (nothing to check)"))

@@ -51,8 +51,10 @@ def test_validity_gates():
 
 
 def test_gate_stable():
-    assert gate_stable(None, None).ok                       # one process: nothing to compare
-    ok = gate_stable(1.02, 1.04)
+    from perfbench.stats import Stability
+
+    assert gate_stable(None).ok                       # one process: nothing to compare
+    ok = gate_stable(Stability((2.0, 2.04), ((1.98, 2.06), (2.0, 2.08))))   # 2% apart, CIs 4% wide
     assert ok.ok and ok.detail.startswith("worker processes' speedups spread 2.0% vs a process's own CI 4.0% wide")
-    bad = gate_stable(1.10, 1.04)
+    bad = gate_stable(Stability((2.0, 2.2), ((1.98, 2.06), (2.18, 2.27))))  # 10% apart
     assert not bad.ok and "unstable" in bad.detail

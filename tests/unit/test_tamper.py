@@ -48,8 +48,10 @@ def test_more_threads_than_the_task_allows():
     assert msg == "the candidate used 38.0 ms of CPU in a 20.0 ms block (block 3); the task allows 1 thread"
     assert tamper.more_threads_than_allowed(honest + [block(20.0, 38.0)], threads=2) is None
     assert "2 threads" in tamper.more_threads_than_allowed([block(20.0, 60.0)], threads=2)
-    # a short block's accounting jitter (a ms or so) is not a thread
-    assert tamper.more_threads_than_allowed([block(1.0, 2.5)], threads=1) is None
+    # honest single-threaded blocks measured here never exceeded 1.00 CPU-s per second: the
+    # allowance is 2% of a core plus 0.5 ms per block, so a 15% helper thread is caught
+    assert tamper.more_threads_than_allowed([block(10.0, 10.6)], threads=1) is None
+    assert "11.5 ms of CPU in a 10.0 ms block" in tamper.more_threads_than_allowed([block(10.0, 11.5)], threads=1)
 
 
 def test_check_share_grows_while_checks_are_cheap():
