@@ -26,6 +26,7 @@ UNIT_CORRECT = ["tests/unit/test_correctness.py"]
 GATE = ["tests/integration/test_score_gate.py"]
 EXPLOITS = ["tests/adversarial/test_exploits.py"]
 TAMPER = ["tests/unit/test_tamper.py", "tests/adversarial/test_exploits.py"]
+ESCAPES = ["tests/adversarial/test_exploits.py::test_sandbox_escapes_denied_and_helpers_frozen_and_killed"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,22 @@ MUTATIONS = [
       'for role in ("solution", "reference")', "for role in ()", EXPLOITS),
     M("sandbox without the read-only remount", "perfbench/isolation/sandbox.py",
       "mount -o remount,bind,ro \"$m\" 2>/dev/null || true", "true", EXPLOITS),
+    M("cpuset holds every core, not the task's", "perfbench/isolation/cgroup.py",
+      "        _write(d / \"cpuset.cpus\", _cpus_spec(cpus))\n    except OSError:\n        d.rmdir()",
+      "        _write(d / \"cpuset.cpus\", (root / \"cpuset.cpus\").read_text().strip())\n    except OSError:\n        d.rmdir()",
+      ["tests/unit/test_cgroup.py"] + ESCAPES),
+    M("home not hidden", "perfbench/isolation/worker_view.py",
+      "    roots = [home] if home != \"/\" and os.path.isdir(home) else []", "    roots = []",
+      ["tests/unit/test_worker_view.py"] + ESCAPES),
+    M("worker keeps uid 0", "perfbench/isolation/worker_view.py",
+      "    if view.uid is None:\n        return []\n    return [f\"--reuid",
+      "    if True:\n        return []\n    return [f\"--reuid", ESCAPES),
+    M("extension caches not overlaid (read-only)", "perfbench/isolation/worker_view.py",
+      "        lines.append(f\"mount -t overlay overlay", "        lines.append(\"true\") or (f\"mount -t overlay overlay",
+      ESCAPES),
+    M("stale cgroups of a killed scorer kept", "perfbench/isolation/cgroup.py",
+      "        if ns == ours and not pid_alive(int(pid)) and _remove_stale(d):",
+      "        if False:", ["tests/unit/test_cgroup.py"]),
     M("a cgroup's processes never killed", "perfbench/isolation/cgroup.py",
       "        deadline = time.monotonic() + 5.0\n        try:\n            self.thaw()",
       "        return\n        try:\n            self.thaw()", ["tests/unit/test_cgroup.py"] + EXPLOITS),
@@ -182,6 +199,7 @@ def main() -> int:
     survived = 0
     with tempfile.TemporaryDirectory(prefix="perfbench-mutant-") as tmp:
         root = Path(tmp)
+        root.chmod(0o755)   # the sandboxed worker runs as `nobody` and must read perfbench here
         copy_repo(root)
         tests = tuple(sorted({t for m in chosen for t in m.tests}))
         ok, secs, out = run_tests(root, tests, timeout_s=None)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import EnvironmentUnavailable
+from ..isolation.procfs import pid_alive
 from .nvml import CLOCK_LIMIT_TDP, REASON_APP_CLOCKS, Nvml, NvmlError
 
 POLICIES = ("base", "max", "mhz", "none")
@@ -59,16 +60,6 @@ class ClockControl:
 
 def marker_dir() -> Path:
     return Path(os.environ.get("PERFBENCH_LOCK_DIR", Path(tempfile.gettempdir()) / "perfbench-clocks"))
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_marker(uuid: str) -> dict[str, Any] | None:
@@ -121,7 +112,7 @@ class ClockLock:
             uuid = self._nvml.uuid(h)
             marker = read_marker(uuid)
             if marker and marker.get("pid") != os.getpid():
-                if marker.get("pid") == 0 or _pid_alive(int(marker.get("pid", 0))):
+                if marker.get("pid") == 0 or pid_alive(int(marker.get("pid", 0))):
                     return self._unlocked(f"another perfbench (pid {marker['pid']}) holds the lock; left alone",
                                           "preexisting")
                 return self._unlocked(f"a lock left by a dead perfbench (pid {marker.get('pid')}) is still set; "
@@ -222,7 +213,7 @@ def reset_stale(nvml: Nvml, pci_bus_id: str) -> str:
     if marker is None:
         return "no perfbench lock recorded for this GPU; nothing changed"
     pid = int(marker.get("pid", 0))
-    if pid != 0 and _pid_alive(pid):
+    if pid != 0 and pid_alive(pid):
         return f"perfbench pid {pid} is alive and holds the lock; nothing changed"
     if "mem" in marker.get("changed", []):
         nvml.reset_memory_clocks(h)

@@ -10,19 +10,33 @@ Two hierarchies are supported, v2 preferred:
   `cgroup.freeze`, `cgroup.events`, `cpu.stat`, `cgroup.kill` are core files, no controller needed;
 - cgroup v1: the `freezer`, `cpuacct` and (optional) `pids` controllers, one directory in each.
 
+When the task pins its cores, the cgroup also gets a cpuset with exactly those cores (v2
+`cpuset.cpus` where the controller is enabled for it, else the v1 `cpuset` controller beside
+either hierarchy): the worker may change its own affinity, but never to a core outside the set,
+so it cannot move to a less loaded core than the other side's.
+
+A scorer killed with SIGKILL cannot remove its cgroups; the next one removes every perfbench
+cgroup whose scorer (the pid namespace and pid in its name) is gone, killing what is left in it.
+
 Creating one needs write access to the hierarchy (root, or a delegated subtree); where that is
 missing `create_worker_cgroup` says why and the caller records the layer as absent.
 """
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import time
 from pathlib import Path
 
+from .procfs import pid_alive
+
 _FREEZE_TIMEOUT_S = 5.0
 PIDS_MAX = 4096   # v1 pids controller: a fork bomb stops here
+# perfbench-<label>-<scorer's pid namespace>-<scorer pid>-<token>: a pid is only looked up in
+# the namespace it belongs to (scorers in other containers may share the hierarchy).
+_NAME = re.compile(r"^perfbench-.+-(\d+)-(\d+)-[0-9a-f]{8}$")
 
 
 class CgroupError(RuntimeError):
@@ -56,9 +70,12 @@ def _write(path: Path, value: str) -> None:
 class WorkerCgroup:
     """One cgroup (v2: one directory; v1: one directory per controller) for one worker."""
 
-    def __init__(self, kind: str, dirs: dict[str, Path]):
+    def __init__(self, kind: str, dirs: dict[str, Path], cpus: tuple[int, ...] | None = None,
+                 cpuset_missing: str = ""):
         self.kind = kind            # "v2" | "v1"
-        self._dirs = dirs           # v2: {"": dir}; v1: {"freezer": dir, "cpuacct": dir, "pids": dir?}
+        self._dirs = dirs           # v2: {"": dir, "cpuset": v1 dir?}; v1: {"freezer", "cpuacct", "pids"?, "cpuset"?}
+        self.cpus = cpus            # the cores its cpuset holds it to (None: no cpuset)
+        self.cpuset_missing = cpuset_missing   # why there is no cpuset though cores were asked for
 
     @property
     def procs_files(self) -> list[str]:
@@ -71,7 +88,8 @@ class WorkerCgroup:
         return next(iter(self._dirs.values())).name
 
     def describe(self) -> str:
-        return f"{self.kind}:{next(iter(self._dirs.values()))}"
+        cpuset = f", cpuset {','.join(map(str, self.cpus))}" if self.cpus is not None else ""
+        return f"{self.kind}:{next(iter(self._dirs.values()))}{cpuset}"
 
     def pids(self) -> list[int]:
         d = self._dirs.get("", self._dirs.get("freezer"))
@@ -149,22 +167,67 @@ class WorkerCgroup:
                     time.sleep(0.005)
 
 
-def _create_v2(mount: str, label: str) -> WorkerCgroup:
+def _pid_namespace() -> str:
+    try:
+        return "".join(c for c in os.readlink("/proc/self/ns/pid") if c.isdigit()) or "0"
+    except OSError:
+        return "0"
+
+
+def _new_name(label: str) -> str:
+    return f"perfbench-{label}-{_pid_namespace()}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _cpus_spec(cpus: tuple[int, ...]) -> str:
+    return ",".join(map(str, cpus))
+
+
+def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: str | None) -> WorkerCgroup:
     parent = Path(mount) / _own_v2_path().lstrip("/")
-    d = parent / f"perfbench-{label}-{os.getpid()}-{secrets.token_hex(4)}"
+    sweep_stale(parent)
+    d = parent / _new_name(label)
     d.mkdir()
     if not (d / "cgroup.freeze").exists():
         d.rmdir()
         raise CgroupError(f"{parent} has no cgroup.freeze (kernel older than 5.2?)")
-    return WorkerCgroup("v2", {"": d})
+    cg = WorkerCgroup("v2", {"": d})
+    if cpus is not None:
+        try:
+            if "cpuset" in (d / "cgroup.controllers").read_text().split():
+                _write(d / "cpuset.cpus", _cpus_spec(cpus))
+                cg.cpus = cpus
+            elif v1_cpuset is not None:
+                cg._dirs["cpuset"] = _create_v1_cpuset(Path(v1_cpuset), d.name, cpus)
+                cg.cpus = cpus
+            else:
+                cg.cpuset_missing = (f"no cpuset controller for {parent} (v2: not in cgroup.controllers; "
+                                     "no v1 cpuset mounted)")
+        except OSError as exc:
+            cg.cpuset_missing = f"cpuset: {exc}"
+    return cg
 
 
-def _create_v1(roots: dict[str, str], label: str) -> WorkerCgroup:
-    name = f"perfbench-{label}-{os.getpid()}-{secrets.token_hex(4)}"
+def _create_v1_cpuset(root: Path, name: str, cpus: tuple[int, ...]) -> Path:
+    """A v1 cpuset directory holding `cpus` (mems as its parent's: v1 needs both before a join)."""
+    sweep_stale(root)
+    d = root / name
+    d.mkdir()
+    try:
+        _write(d / "cpuset.mems", (root / "cpuset.mems").read_text().strip())
+        _write(d / "cpuset.cpus", _cpus_spec(cpus))
+    except OSError:
+        d.rmdir()
+        raise
+    return d
+
+
+def _create_v1(roots: dict[str, str], label: str, cpus: tuple[int, ...] | None) -> WorkerCgroup:
+    name = _new_name(label)
     dirs: dict[str, Path] = {}
     try:
         for ctl in ("freezer", "cpuacct", "pids"):
             if ctl in roots:
+                sweep_stale(Path(roots[ctl]))
                 dirs[ctl] = Path(roots[ctl]) / name
                 dirs[ctl].mkdir()
         if "pids" in dirs:
@@ -176,29 +239,79 @@ def _create_v1(roots: dict[str, str], label: str) -> WorkerCgroup:
             except OSError:
                 pass
         raise
-    return WorkerCgroup("v1", dirs)
+    cg = WorkerCgroup("v1", dirs)
+    if cpus is not None:
+        if "cpuset" not in roots:
+            cg.cpuset_missing = "no v1 cpuset controller is mounted"
+        else:
+            try:
+                dirs["cpuset"] = _create_v1_cpuset(Path(roots["cpuset"]), name, cpus)
+                cg.cpus = cpus
+            except OSError as exc:
+                cg.cpuset_missing = f"cpuset: {exc}"
+    return cg
 
 
-def create_worker_cgroup(label: str, versions: tuple[str, ...] = ("v2", "v1")) -> tuple[WorkerCgroup | None, str]:
+def sweep_stale(parent: Path) -> list[str]:
+    """Remove the perfbench cgroups under `parent` whose scorer is gone (killed before it could
+    clean up), killing anything still in them.  Returns their names."""
+    removed = []
+    try:
+        children = [d for d in parent.iterdir() if d.is_dir() and _NAME.match(d.name)]
+    except OSError:
+        return removed
+    ours = _pid_namespace()
+    for d in children:
+        ns, pid = _NAME.match(d.name).groups()
+        if ns == ours and not pid_alive(int(pid)) and _remove_stale(d):
+            removed.append(d.name)
+    return removed
+
+
+def _remove_stale(d: Path) -> bool:
+    for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0"), ("cgroup.kill", "1")):
+        try:
+            _write(d / name, value)
+        except OSError:
+            pass
+    for _ in range(200):
+        try:
+            for pid in (d / "cgroup.procs").read_text().split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError, ValueError):
+                    pass
+            d.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            time.sleep(0.005)
+    return False
+
+
+def create_worker_cgroup(label: str, versions: tuple[str, ...] = ("v2", "v1"),
+                        cpus: tuple[int, ...] | None = None) -> tuple[WorkerCgroup | None, str]:
     """A fresh cgroup for one worker, or (None, why not).  `versions`: which hierarchies to try,
-    in order (tests pin one)."""
+    in order (tests pin one).  `cpus`: the cores its cpuset holds it to (`cpuset_missing` says
+    why when none could be made)."""
     mounts = _mounts()
     v2 = [m for m, fstype, _ in mounts if fstype == "cgroup2" and "v2" in versions]
     v1: dict[str, str] = {}
     for m, fstype, opts in mounts:
-        if fstype == "cgroup" and "v1" in versions:
-            for ctl in ("freezer", "cpuacct", "pids"):
-                if ctl in opts.split(","):
+        if fstype == "cgroup":
+            for ctl in ("freezer", "cpuacct", "pids", "cpuset"):
+                if ctl in opts.split(",") and ("v1" in versions or ctl == "cpuset"):
                     v1.setdefault(ctl, m)
     errors = []
     for mount in v2:
         try:
-            return _create_v2(mount, label), ""
+            return _create_v2(mount, label, cpus, v1.get("cpuset")), ""
         except (OSError, CgroupError) as exc:
             errors.append(f"cgroup v2 at {mount}: {exc}")
     if "freezer" in v1 and "cpuacct" in v1:
         try:
-            return _create_v1(v1, label), ""
+            return _create_v1(v1, label, cpus), ""
         except OSError as exc:
             errors.append(f"cgroup v1: {exc}")
     if not v2 and not v1:

@@ -49,17 +49,19 @@ class WorkerClient:
     """One worker process.  Use as a context manager: the process never outlives it.
 
     `sandbox=True` puts it in every layer of sandbox.py this machine allows (its own cgroup
-    always; the namespaces and dropped privileges for untrusted workers); `hide` names trusted
-    files the worker must not read.  What was active is in `isolation` after `start()`.
+    always, with a cpuset of `threading`'s cores; the namespaces and dropped privileges for
+    untrusted workers); `hide` names trusted files the worker must not read, `expose` the files
+    it must (the candidate, the task) when the scorer's home is hidden from it.  What was active is in `isolation` after `start()`.
     """
 
     def __init__(self, label: str, *, untrusted: bool, log_dir: Path | None = None, sandbox: bool = True,
-                 hide: tuple[str, ...] = (), threading: CpuThreading | None = None):
+                 hide: tuple[str, ...] = (), expose: tuple[str, ...] = (), threading: CpuThreading | None = None):
         self.label = label
         self.untrusted = untrusted
         self._log_dir = log_dir or Path(tempfile.mkdtemp(prefix="perfbench-worker-"))
         self.log_path = self._log_dir / f"{label}.log"
-        self.plan = (plan_sandbox(label, untrusted=untrusted, hide=hide) if sandbox
+        cpus = threading.cpus if threading is not None else None
+        self.plan = (plan_sandbox(label, untrusted=untrusted, hide=hide, expose=expose, cpus=cpus) if sandbox
                      else SandboxPlan(None, False, missing=("sandbox: switched off by the caller",)))
         self.isolation: Isolation | None = None
         # Shared memory for the CPU timing protocol (arena.py): inputs in, output addresses out.

@@ -1,16 +1,19 @@
 """The sandbox around an untrusted worker: how its command line is wrapped, and what it reports.
 
 Layers (docs/security.md says which attack each one stops):
-1. its own cgroup (cgroup.py), joined before the worker's interpreter (or anything it starts) runs;
+1. its own cgroup (cgroup.py), joined before the worker's interpreter (or anything it starts)
+   runs, with a cpuset of the task's cores when it pins them (both sides);
 2. util-linux `unshare`: new PID (with its own /proc), network (loopback only, down), IPC, UTS
    and mount namespaces.  Chosen over bubblewrap because util-linux is on nearly every Linux and
    already here; bubblewrap does the same with more flags to get right;
-3. in the new mount namespace, before the worker starts: every mount remounted read-only but a
-   private directory the scorer made (TMPDIR) and a fresh /dev/shm, /sys/fs/cgroup covered (the
-   cgroup cannot be left), the
-   task's solution and reference hidden behind /dev/null, and the user's cache directory
-   (compiled extensions) given a private copy-on-write overlay;
-4. `setpriv`: no_new_privs, every capability dropped from all sets (uid 0 without capabilities
+3. in the new mount namespace, before the worker starts (worker_view.py): the scorer's home
+   behind an empty tmpfs with only what the worker needs bound back; every mount remounted
+   read-only but a private directory the scorer made (TMPDIR, the worker's cwd) and a fresh
+   /dev/shm; /sys/fs/cgroup covered (the cgroup cannot be left); the task's solution and
+   reference hidden behind /dev/null; each extension build cache behind a private copy-on-write
+   overlay;
+4. `setpriv`: an unprivileged uid where every path the worker needs is readable by others,
+   no_new_privs, every capability dropped from all sets (even as uid 0, without capabilities it
    cannot remount, unmount, ptrace, or write the read-only mounts).
 
 Setting it up needs root (CAP_SYS_ADMIN); elsewhere `plan_sandbox` says which layers are
@@ -20,6 +23,7 @@ probes its own process (`probe`) before any candidate code loads, and the verdic
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -28,44 +32,20 @@ from pathlib import Path
 from typing import Any
 
 from .cgroup import WorkerCgroup, create_worker_cgroup
+from .worker_view import WorkerView, hide_script, overlay_caches_script, plan_view, setpriv_user_args
 
-LAYERS = ("cgroup", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "readonly_fs", "no_new_privs", "caps_dropped")
+LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "readonly_fs", "uid", "no_new_privs",
+          "caps_dropped")
 
 # sh: join the cgroup(s) named before "--", then exec the rest.  `$$` is this very process, so
 # the worker and all it ever forks are in the cgroup from their first instruction on.
 _JOIN = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
 
-# sh, as root inside the new namespaces: join the cgroup, lock the filesystem down, exec the rest.
-# Arguments: cgroup.procs files..., "--", private dir, cache dir to overlay (or "-"), files to
-# hide..., "--", command...  The private dir (made by the scorer, removed after) is the one
-# writable place.  Joining here, not before `unshare`, keeps unshare's own waiting parent out of
-# the cgroup: freezing it mid-wait was seen to make it exit (util-linux 2.38).
-_SETUP = r'''
-set -e
-while [ "$1" != "--" ]; do echo $$ > "$1"; shift; done
-shift
-mount --make-rprivate /
-for m in $(awk '{print $5}' /proc/self/mountinfo | sort -u); do
+# sh, as root in the new mount namespace: every mount read-only (each mount point's top mount).
+_READ_ONLY_ALL = """for m in $(awk '{print $5}' /proc/self/mountinfo | sort -u); do
   mount -o remount,bind,ro "$m" 2>/dev/null || true
 done
-priv=$1; shift
-mount --bind "$priv" "$priv"
-mount -o remount,bind,rw "$priv"
-if [ -d /dev/shm ]; then mount -t tmpfs -o mode=1777 tmpfs /dev/shm; fi
-if [ -d /sys/fs/cgroup ]; then mount -t tmpfs -o ro,mode=755 tmpfs /sys/fs/cgroup; fi
-if [ -d /dev/pts ]; then mount -t tmpfs -o ro,mode=755 tmpfs /dev/pts; fi
-cache=$1; shift
-if [ "$cache" != "-" ] && [ -d "$cache" ]; then
-  mkdir -p "$priv/.overlay/upper" "$priv/.overlay/work"
-  mount -t overlay overlay -o "lowerdir=$cache,upperdir=$priv/.overlay/upper,workdir=$priv/.overlay/work" "$cache"
-fi
-while [ "$1" != "--" ]; do
-  if [ -e "$1" ]; then mount --bind /dev/null "$1"; fi
-  shift
-done
-shift
-exec "$@"
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -77,20 +57,43 @@ class SandboxPlan:
     hide: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()       # one line per layer that cannot be had here, and why
     private_dir: str | None = None      # the worker's only writable directory (namespaces only)
+    view: WorkerView | None = None      # its filesystem view and uid (namespaces only)
+    cpus: tuple[int, ...] | None = None  # the cores asked for (the cgroup's cpuset holds it there)
 
     def wrap(self, argv: list[str]) -> list[str]:
         cmd = list(argv)
         if self.namespaces:
-            cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+            view = self.view or WorkerView((), (), ())
             cmd = (["unshare", "--pid", "--fork", "--kill-child", "--net", "--ipc", "--uts", "--mount",
-                    "--mount-proc", "sh", "-c", _SETUP, "sh",
-                    *(self.cgroup.procs_files if self.cgroup is not None else ()), "--",
-                    self.private_dir, cache, *self.hide, "--",
-                    "setpriv", "--no-new-privs", "--inh-caps=-all", "--ambient-caps=-all",
-                    "--bounding-set=-all"] + cmd)
+                    "--mount-proc", "sh", "-c", self.setup_script(view), "sh",
+                    "setpriv", *setpriv_user_args(view), "--no-new-privs", "--inh-caps=-all",
+                    "--ambient-caps=-all", "--bounding-set=-all"] + cmd)
         elif self.cgroup is not None:
             cmd = ["sh", "-c", _JOIN, "sh", *self.cgroup.procs_files, "--"] + cmd
         return cmd
+
+    def setup_script(self, view: WorkerView) -> str:
+        """sh, as root inside the new namespaces: join the cgroup, lock the filesystem down, exec
+        its arguments.  Joining here, not before `unshare`, keeps unshare's own waiting parent
+        out of the cgroup: freezing it mid-wait was seen to make it exit (util-linux 2.38)."""
+        q, priv = shlex.quote, self.private_dir or ""
+        stage = f"{priv}/.hidden"   # the hidden directories, seen only by this script, gone before the exec
+        procs = self.cgroup.procs_files if self.cgroup is not None else []
+        return "".join([
+            "set -e\n", *(f"echo $$ > {q(f)}\n" for f in procs),
+            "mount --make-rprivate /\n",
+            # its own mount first, so the staged directories below are mounts of their own (then unmounted)
+            f"mount --bind {q(priv)} {q(priv)}\n",
+            hide_script(view, stage),
+            _READ_ONLY_ALL,
+            f"mount -o remount,bind,rw {q(priv)}\n",
+            "if [ -d /dev/shm ]; then mount -t tmpfs -o mode=1777 tmpfs /dev/shm; fi\n",
+            "if [ -d /sys/fs/cgroup ]; then mount -t tmpfs -o ro,mode=755 tmpfs /sys/fs/cgroup; fi\n",
+            "if [ -d /dev/pts ]; then mount -t tmpfs -o ro,mode=755 tmpfs /dev/pts; fi\n",
+            overlay_caches_script(view, stage, priv),
+            *(f"if [ -e {q(h)} ]; then mount --bind /dev/null {q(h)}; fi\n" for h in self.hide),
+            f"cd {q(priv)}\n",
+            'exec "$@"\n'])
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
         if not self.namespaces:
@@ -106,12 +109,19 @@ class SandboxPlan:
             shutil.rmtree(self.private_dir, ignore_errors=True)
 
 
-def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = ()) -> SandboxPlan:
-    """Every layer this machine allows for a worker (the namespaces only for untrusted ones)."""
+def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), expose: tuple[str, ...] = (),
+                 cpus: tuple[int, ...] | None = None) -> SandboxPlan:
+    """Every layer this machine allows for a worker (the namespaces only for untrusted ones).
+    `expose`: paths it must read besides the interpreter and perfbench (the task, the candidate);
+    `cpus`: the cores its cpuset holds it to."""
     missing = []
-    cgroup, why = create_worker_cgroup(label)
+    cgroup, why = create_worker_cgroup(label, cpus=cpus)
     if cgroup is None:
         missing.append(f"cgroup: {why}")
+        if cpus is not None:
+            missing.append("cpuset: no cgroup")
+    elif cpus is not None and cgroup.cpus is None:
+        missing.append(f"cpuset: {cgroup.cpuset_missing}")
     namespaces = False
     if untrusted:
         tools = [t for t in ("unshare", "setpriv", "mount") if shutil.which(t) is None]
@@ -124,47 +134,63 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = ()) -> 
             missing.append("namespaces: Linux only")
         else:
             namespaces = True
-    private = tempfile.mkdtemp(prefix=f"perfbench-sandbox-{label}-") if namespaces else None
-    return SandboxPlan(cgroup, namespaces, tuple(hide), tuple(missing), private)
+    view = plan_view(tuple(expose)) if namespaces else None
+    private = None
+    if view is not None:   # never inside a directory the sandbox hides (a TMPDIR under the home)
+        tmp = os.path.realpath(tempfile.gettempdir())
+        inside = any(tmp == h or tmp.startswith(h.rstrip("/") + "/") for h in view.hidden)
+        private = tempfile.mkdtemp(prefix=f"perfbench-sandbox-{label}-", dir="/tmp" if inside else None)
+    if view is not None and view.uid is None:
+        missing.append(f"uid: {view.why_not_uid}")
+    return SandboxPlan(cgroup, namespaces, tuple(hide), tuple(missing), private, view, cpus)
 
 
 @dataclass(frozen=True)
 class Isolation:
     """The layers that were active around the candidate's worker, as recorded in the verdict."""
 
-    layers: dict[str, bool] = field(default_factory=dict)
-    uid: int | None = None
+    layers: dict[str, bool | None] = field(default_factory=dict)   # None: does not apply (cpuset on CUDA)
+    worker_uid: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
     missing: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
-        return all(self.layers.get(name, False) for name in LAYERS)
+        return all(self.layers.get(name, False) is not False for name in LAYERS)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**{name: bool(self.layers.get(name, False)) for name in LAYERS}, "uid": self.uid,
+        return {**{name: self.layers.get(name, False) for name in LAYERS}, "worker_uid": self.worker_uid,
                 "details": dict(self.details), "missing": list(self.missing)}
 
 
 def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
     """Combine what the scorer set up with what the worker saw of itself before loading code."""
     ns = plan.namespaces
-    layers = {
+    cpus = plan.cgroup.cpus if plan.cgroup is not None else None   # what the cpuset holds (None: no cpuset)
+    wanted_uid = plan.view.uid if ns and plan.view is not None else None
+    uids = probe.get("uids") or [probe.get("uid")]
+    layers: dict[str, bool | None] = {
         "cgroup": plan.cgroup is not None and plan.cgroup.name in {p.rsplit("/", 1)[-1] for p in probe.get("cgroups", [])},
+        # the worker tried to widen its affinity to every core and could not leave the set
+        "cpuset": None if plan.cpus is None else (
+            cpus is not None and bool(probe.get("affinity_widened"))
+            and set(probe.get("affinity_widened", [])) <= set(cpus)),
         "pid_ns": ns and probe.get("pid") == 1,
         "net_ns": ns and probe.get("net_devices") == ["lo"],
         "mount_ns": ns and bool(probe.get("mount_ns_differs")),
         "ipc_ns": ns and bool(probe.get("ipc_ns_differs")),
         "readonly_fs": ns and probe.get("writable_mounts") == sorted(["/dev/shm", plan.private_dir or ""]),
+        "uid": wanted_uid is not None and wanted_uid != 0 and all(u == wanted_uid for u in uids),
         "no_new_privs": probe.get("no_new_privs") is True,
         "caps_dropped": probe.get("cap_eff") == 0 and probe.get("cap_bnd") == 0,
     }
     missing = list(plan.missing)   # layers that could not be set up, and why
+    planned = {"cgroup": plan.cgroup is not None, "cpuset": cpus is not None, "uid": wanted_uid is not None}
     for name in LAYERS:
-        planned = plan.cgroup is not None if name == "cgroup" else ns
-        if planned and not layers[name]:
+        if planned.get(name, ns) and layers[name] is False:
             missing.append(f"{name}: set up but not observed in the worker")
-    details = {"cgroup": plan.cgroup.describe() if plan.cgroup else None, "probe": probe}
+    details = {"cgroup": plan.cgroup.describe() if plan.cgroup else None, "probe": probe,
+               "hidden": list(plan.view.hidden) if plan.view else [], "exposed": list(plan.view.expose) if plan.view else []}
     return Isolation(layers, probe.get("uid"), details, tuple(missing))
 
 
@@ -179,6 +205,7 @@ def probe() -> dict[str, Any]:
         out["cgroups"] = []
     try:
         status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+        out["uids"] = [int(x) for x in status.get("Uid", "").split()]   # real, effective, saved, filesystem
         out["no_new_privs"] = status.get("NoNewPrivs", "").strip() == "1"
         out["cap_eff"] = int(status.get("CapEff", "0").strip() or "0", 16)
         out["cap_bnd"] = int(status.get("CapBnd", "0").strip() or "0", 16)
@@ -189,6 +216,13 @@ def probe() -> dict[str, Any]:
         out["net_devices"] = sorted(line.split(":", 1)[0].strip() for line in lines if ":" in line)
     except OSError:
         out["net_devices"] = None
+    try:   # try to leave the pinned cores: a cpuset keeps the worker inside whatever it asks
+        pinned = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+        out["affinity_widened"] = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, pinned)
+    except (OSError, AttributeError):
+        pass
     visible: dict[str, bool] = {}   # mount point -> writable, for the mount on top (later lines cover earlier)
     try:
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
@@ -214,7 +248,7 @@ def _overlay_targets() -> set[str]:
     try:
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
             left, _, right = line.partition(" - ")
-            if right.startswith("overlay ") and "/.overlay/upper" in right:
+            if right.startswith("overlay ") and "/.overlay/" in right and "/upper," in right:
                 out.add(left.split()[4])
     except OSError:
         pass

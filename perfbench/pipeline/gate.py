@@ -29,7 +29,9 @@ def task_tolerance(spec: TaskSpec) -> Tolerance | None:
 
 def load_side(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg: ScoreConfig,
               init_seed: int, probe_seed: int) -> None:
-    client.request("load", cfg.load_timeout_s, task=spec.to_dict(), device=device, file=str(file),
+    # Absolute paths: a sandboxed worker's working directory is its private directory.
+    task = dict(spec.to_dict(), root=str(spec.root.resolve()))
+    client.request("load", cfg.load_timeout_s, task=task, device=device, file=str(file.resolve()),
                    untrusted=client.untrusted, init_seed=init_seed, cache_flush=cfg.sampler.cache_flush,
                    probe_seed=probe_seed, probe_size=spec.sizes[0])
 
@@ -79,4 +81,6 @@ def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
     if spec.format != FORMAT_KERNELBENCH:
         hide = tuple(str(spec.file(role)) for role in ("solution", "reference")
                      if spec.file(role).resolve() != cand_path.resolve())
-    return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, threading=threading)
+    expose = (str(cand_path.resolve()), str(spec.root.resolve()))
+    return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose,
+                        threading=threading)

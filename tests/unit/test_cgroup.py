@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from perfbench.isolation.cgroup import create_worker_cgroup
+from perfbench.isolation.cgroup import create_worker_cgroup, sweep_stale
 
 
 def _cgroup_or_skip(version):
@@ -63,3 +63,58 @@ def test_freeze_account_and_kill_everything_forked(version):
 def test_missing_hierarchy_says_why():
     cg, why = create_worker_cgroup("test", versions=())
     assert cg is None and why
+
+
+# Joins the cgroup, then tries to run on every core, as a candidate leaving a loaded core would.
+WIDENER = r'''
+import os, sys
+for f in sys.argv[1:]:
+    open(f, "w").write(str(os.getpid()))
+os.sched_setaffinity(0, range(os.cpu_count()))
+print(",".join(map(str, sorted(os.sched_getaffinity(0)))))
+'''
+
+
+def test_cpuset_keeps_a_worker_on_its_cores_whatever_affinity_it_asks_for():
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs a second core to move to")
+    cg, why = create_worker_cgroup("test", cpus=(0,))
+    if cg is None or cg.cpus is None:
+        pytest.skip(f"no cpuset here: {why or cg.cpuset_missing}")
+    try:
+        out = subprocess.run([sys.executable, "-c", WIDENER, *cg.procs_files], capture_output=True, text=True,
+                             timeout=30)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "0"            # asked for every core, kept on core 0
+        assert "cpuset 0" in cg.describe()
+    finally:
+        cg.remove()
+    free = subprocess.run([sys.executable, "-c", WIDENER], capture_output=True, text=True, timeout=30)
+    assert free.stdout.strip() != "0"               # without the cpuset the same request widens
+
+
+def test_cgroups_left_by_a_killed_scorer_are_removed_with_what_is_in_them(tmp_path):
+    cg = _cgroup_or_skip("v2")
+    parent = next(iter(cg._dirs.values())).parent
+    cg.remove()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()                                     # a scorer pid that is gone
+    ns = "".join(c for c in os.readlink("/proc/self/ns/pid") if c.isdigit())
+    stale = parent / f"perfbench-candidate-{ns}-{dead.pid}-deadbeef"
+    live = parent / f"perfbench-candidate-{ns}-{os.getpid()}-0badcafe"
+    elsewhere = parent / f"perfbench-candidate-1{ns}-{dead.pid}-0ddba11a"   # another pid namespace's
+    stale.mkdir()
+    live.mkdir()
+    elsewhere.mkdir()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (stale / "cgroup.procs").write_text(str(sleeper.pid))
+        assert sweep_stale(parent) == [stale.name]
+        assert not stale.exists() and live.exists()   # a running scorer's cgroup is left alone
+        assert elsewhere.exists()                      # so is one whose pid means another process
+        assert sleeper.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        sleeper.kill()
+        for d in (stale, live, elsewhere):
+            if d.exists():
+                d.rmdir()

@@ -4,6 +4,7 @@ import pytest
 
 from perfbench.errors import EnvironmentUnavailable
 from perfbench.isolation.sandbox import LAYERS, Isolation, SandboxPlan, isolation_from_probe
+from perfbench.isolation.worker_view import WorkerView
 from perfbench.pipeline.score import ScoreConfig
 from perfbench.pipeline.timing_run import isolation_record
 
@@ -11,15 +12,18 @@ from perfbench.pipeline.timing_run import isolation_record
 class FakeCgroup:
     name = "perfbench-candidate-1-abcd"
     procs_files = ["/sys/fs/cgroup/x/cgroup.procs"]
+    cpus = (0,)
 
     def describe(self):
         return "v2:/sys/fs/cgroup/x"
 
 
-PLAN = SandboxPlan(FakeCgroup(), True, private_dir="/tmp/perfbench-sandbox-x")
-GOOD_PROBE = {"pid": 1, "uid": 0, "cgroups": ["/perfbench-candidate-1-abcd"], "net_devices": ["lo"],
-              "mount_ns_differs": True, "ipc_ns_differs": True, "writable_mounts": ["/dev/shm", "/tmp/perfbench-sandbox-x"],
-              "no_new_privs": True, "cap_eff": 0, "cap_bnd": 0}
+VIEW = WorkerView(("/home/u",), ("/home/u/.venv",), ("/home/u/.cache/perfbench",), 65534, 65534)
+PLAN = SandboxPlan(FakeCgroup(), True, private_dir="/tmp/perfbench-sandbox-x", view=VIEW, cpus=(0,))
+GOOD_PROBE = {"pid": 1, "uid": 65534, "uids": [65534] * 4, "cgroups": ["/perfbench-candidate-1-abcd"],
+              "net_devices": ["lo"], "mount_ns_differs": True, "ipc_ns_differs": True,
+              "writable_mounts": ["/dev/shm", "/tmp/perfbench-sandbox-x"], "no_new_privs": True, "cap_eff": 0,
+              "cap_bnd": 0, "affinity_widened": [0]}
 
 
 def test_complete_probe_records_every_layer():
@@ -32,6 +36,7 @@ def test_complete_probe_records_every_layer():
     ("pid", 4242, "pid_ns"), ("net_devices", ["eth0", "lo"], "net_ns"), ("cgroups", ["/"], "cgroup"),
     ("writable_mounts", ["/", "/dev/shm", "/tmp/perfbench-sandbox-x"], "readonly_fs"),
     ("no_new_privs", False, "no_new_privs"), ("cap_eff", 1 << 21, "caps_dropped"),
+    ("uids", [65534, 0, 65534, 65534], "uid"), ("affinity_widened", [0, 1], "cpuset"), ("affinity_widened", [], "cpuset"),
 ])
 def test_a_layer_not_observed_is_named(key, value, layer):
     iso = isolation_from_probe(dict(GOOD_PROBE, **{key: value}), PLAN)
@@ -39,11 +44,34 @@ def test_a_layer_not_observed_is_named(key, value, layer):
     assert [m for m in iso.missing if m.startswith(layer)] == [f"{layer}: set up but not observed in the worker"]
 
 
+def test_cpuset_does_not_apply_without_pinned_cores():
+    """CUDA tasks pin no cores: the layer is n/a (None), neither missing nor required."""
+    iso = isolation_from_probe(dict(GOOD_PROBE, affinity_widened=[0, 1]), SandboxPlan(
+        FakeCgroup(), True, private_dir="/tmp/perfbench-sandbox-x", view=VIEW, cpus=None))
+    assert iso.to_dict()["cpuset"] is None and iso.complete and iso.missing == ()
+
+
+def test_uid_not_switched_is_missing_with_the_reason():
+    stays_root = WorkerView(("/home/u",), (), (), why_not_uid="/srv/task is not readable by other users")
+    plan = SandboxPlan(FakeCgroup(), True, missing=("uid: /srv/task is not readable by other users",),
+                       private_dir="/tmp/perfbench-sandbox-x", view=stays_root, cpus=(0,))
+    iso = isolation_from_probe(dict(GOOD_PROBE, uid=0, uids=[0] * 4), plan)
+    assert iso.to_dict()["uid"] is False and iso.to_dict()["worker_uid"] == 0 and not iso.complete
+    assert iso.missing == ("uid: /srv/task is not readable by other users",)
+
+
 def test_wrap_puts_the_worker_in_namespaces_and_drops_privileges():
     cmd = PLAN.wrap(["python", "-m", "w"])
     assert cmd[0] == "unshare" and {"--pid", "--net", "--ipc", "--mount", "--mount-proc"} <= set(cmd)
     assert "setpriv" in cmd and "--no-new-privs" in cmd and "--bounding-set=-all" in cmd
-    assert cmd[-3:] == ["python", "-m", "w"] and FakeCgroup.procs_files[0] in cmd
+    assert {"--reuid=65534", "--regid=65534", "--clear-groups"} <= set(cmd)
+    assert cmd[-3:] == ["python", "-m", "w"]
+    script = cmd[cmd.index("-c") + 1]
+    assert f"echo $$ > {FakeCgroup.procs_files[0]}" in script
+    # home hidden, the venv bound back, the cache a private overlay owned by the worker's uid
+    assert "mount -t tmpfs -o mode=755 tmpfs /home/u" in script
+    assert "mount --bind /tmp/perfbench-sandbox-x/.hidden/0/.venv /home/u/.venv" in script
+    assert "chown -R 65534:65534 /home/u/.cache/perfbench" in script and "cd /tmp/perfbench-sandbox-x" in script
     only_cgroup = SandboxPlan(FakeCgroup(), False).wrap(["python"])
     assert only_cgroup[:2] == ["sh", "-c"] and only_cgroup[-1] == "python"
 

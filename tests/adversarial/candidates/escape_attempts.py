@@ -76,11 +76,36 @@ def _shared_tmp():
         f.write("x")
 
 
-for _name, _fn in [("write_perfbench", _write_perfbench), ("write_task", _write_task),
+def _read_home():
+    # a file in the scorer's home, readable by anyone (the test makes it): hidden, not just closed
+    with open(os.environ.get("PB_TEST_HOME_SECRET", os.path.expanduser("~/.bashrc"))) as f:
+        f.read()
+
+
+def _leave_cores():
+    # run on every core, e.g. to move off a core the other side is loaded with
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, range(os.cpu_count()))
+    if os.sched_getaffinity(0) == before:
+        raise PermissionError("still on the same cores")
+
+
+def _poison_cache():
+    # compiled extensions are shared with later runs: leave something there
+    with open(os.environ.get("PB_TEST_CACHE_MARKER", os.path.expanduser("~/.cache/perfbench/x")), "w") as f:
+        f.write("x")
+    print("cache write: went somewhere", flush=True)
+
+
+for _name, _fn in [("read_home", _read_home), ("leave_cores", _leave_cores), ("write_perfbench", _write_perfbench), ("write_task", _write_task),
                    ("read_reference", _read_reference), ("signal_others", _signal_others),
                    ("scorer_memory", _scorer_memory), ("leave_cgroup", _leave_cgroup),
                    ("network", _network), ("shared_tmp", _shared_tmp)]:
     attempt(_name, _fn)
+try:   # the cache is writable (torch's loader takes a lock there): the test checks where it went
+    _poison_cache()
+except OSError as _exc:
+    print(f"cache write: denied ({type(_exc).__name__})", flush=True)
 
 # Switch the child-process tripwire off, then leave a setsid'ed CPU burner behind.
 sys.modules["perfbench.isolation.integrity"]._child_pids = lambda: set()
