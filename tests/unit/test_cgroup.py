@@ -113,8 +113,15 @@ def test_cgroups_left_by_a_killed_scorer_are_removed_with_what_is_in_them(tmp_pa
         assert not stale.exists() and live.exists()   # a running scorer's cgroup is left alone
         assert elsewhere.exists()                      # so is one whose pid means another process
         assert sleeper.wait(timeout=5) == -signal.SIGKILL
-    finally:
+    finally:   # clean up even when the sweep is what failed
         sleeper.kill()
+        sleeper.wait(timeout=5)
         for d in (stale, live, elsewhere):
-            if d.exists():
-                d.rmdir()
+            for _ in range(100):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:   # the killed sleeper is reaped asynchronously
+                    time.sleep(0.01)
