@@ -17,6 +17,17 @@ from types import ModuleType
 _loaded: dict[str, ModuleType] = {}
 
 
+def build_root() -> str:
+    """The directory every perfbench extension build lives in (the sandbox overlays it)."""
+    return os.environ.get("PERFBENCH_BUILD_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "perfbench",
+                                                                 "torch_extensions")
+
+
+def build_dir(name: str) -> str:
+    """Where extension ``name`` is built and cached: ``$PERFBENCH_BUILD_DIR`` itself when set."""
+    return os.environ.get("PERFBENCH_BUILD_DIR") or os.path.join(build_root(), name)
+
+
 def load_cpp_extension(name: str, sources: list[pathlib.Path], functions: list[str]) -> ModuleType:
     """Build, or load the cached build of, extension ``name`` from ``sources`` exposing ``functions``.
 
@@ -29,16 +40,14 @@ def load_cpp_extension(name: str, sources: list[pathlib.Path], functions: list[s
             raise RuntimeError("C++ task kernels need ninja on PATH (pip install ninja)")
         from torch.utils.cpp_extension import load_inline
 
-        build_dir = os.environ.get("PERFBENCH_BUILD_DIR") or os.path.join(
-            os.path.expanduser("~"), ".cache", "perfbench", "torch_extensions", name
-        )
-        os.makedirs(build_dir, exist_ok=True)
+        directory = build_dir(name)
+        os.makedirs(directory, exist_ok=True)
         _loaded[name] = load_inline(
             name=name,
             cpp_sources=[pathlib.Path(s).read_text() for s in sources],
             functions=list(functions),
             extra_cflags=["-O3"],
-            build_directory=build_dir,
+            build_directory=directory,
             verbose=False,
         )
     module = _loaded[name]

@@ -93,11 +93,14 @@ def main() -> int:
         r = score(REPO / "tests" / "fixtures" / "tiny_task", REPO / "tests" / "fixtures" / "candidates" / "honest_fast.py",
                   ScoreConfig(device="cuda", clocks=ClockRequest("base", dry_run=True),
                               sampler=SamplerConfig(min_pairs=6, max_pairs=10)))
-        # The candidate's worker runs sandboxed (read-only mounts, own namespaces, frozen while
-        # the baseline is timed): this is where it first meets a real CUDA device.
+        # The candidate's worker runs sandboxed (read-only mounts, hidden home, uid nobody, own
+        # namespaces, frozen while the baseline is timed) in 3 fresh worker pairs: this is where
+        # it first meets a real CUDA device (/dev/nvidia* as nobody; no cpuset: null on CUDA).
         return {"verdict": r.verdict, "speedup": r.comparison.speedup if r.comparison else None,
                 "clock_control": r.clock_control, "reasons": [x.code for x in r.reasons],
-                "sandbox_missing": r.isolation.get("missing"), "warnings": list(r.warnings),
+                "sandbox_missing": r.isolation.get("missing"), "worker_uid": r.isolation.get("worker_uid"),
+                "cpuset": r.isolation.get("cpuset"), "processes": sorted(set(r.comparison.samples.processes))
+                if r.comparison else None, "warnings": list(r.warnings),
                 "candidate_log": r.worker_logs.get("candidate", "")[-1000:]}
     step("score_tiny_cuda", score_tiny)
 

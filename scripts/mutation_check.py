@@ -138,7 +138,7 @@ MUTATIONS = [
       "        lines.append(f\"mount -t overlay overlay", "        lines.append(\"true\") or (f\"mount -t overlay overlay",
       ESCAPES),
     M("stale cgroups of a killed scorer kept", "perfbench/isolation/cgroup.py",
-      "        if ns == ours and not pid_alive(int(pid)) and _remove_stale(d):",
+      "        if ns == ours and not pid_alive(int(pid)):",
       "        if False:", ["tests/unit/test_cgroup.py"]),
     M("a cgroup's processes never killed", "perfbench/isolation/cgroup.py",
       "        deadline = time.monotonic() + 5.0\n        try:\n            self.thaw()",

@@ -92,7 +92,7 @@ class WorkerCgroup:
         return f"{self.kind}:{next(iter(self._dirs.values()))}{cpuset}"
 
     def pids(self) -> list[int]:
-        d = self._dirs.get("", self._dirs.get("freezer"))
+        d = next(iter(self._dirs.values()))   # every controller's directory holds the same processes
         try:
             return [int(x) for x in (d / "cgroup.procs").read_text().split()]
         except (OSError, ValueError):
@@ -120,7 +120,7 @@ class WorkerCgroup:
     def thaw(self) -> None:
         if self.kind == "v2":
             _write(self._dirs[""] / "cgroup.freeze", "0")
-        else:
+        elif "freezer" in self._dirs:   # (a stale cgroup swept in another v1 controller has none)
             _write(self._dirs["freezer"] / "freezer.state", "THAWED")
 
     @staticmethod
@@ -263,31 +263,12 @@ def sweep_stale(parent: Path) -> list[str]:
     ours = _pid_namespace()
     for d in children:
         ns, pid = _NAME.match(d.name).groups()
-        if ns == ours and not pid_alive(int(pid)) and _remove_stale(d):
-            removed.append(d.name)
+        if ns == ours and not pid_alive(int(pid)):
+            v2, freezer = (d / "cgroup.freeze").exists(), (d / "freezer.state").exists()
+            WorkerCgroup("v2" if v2 else "v1", {"" if v2 else "freezer" if freezer else parent.name: d}).remove()
+            if not d.exists():
+                removed.append(d.name)
     return removed
-
-
-def _remove_stale(d: Path) -> bool:
-    for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0"), ("cgroup.kill", "1")):
-        try:
-            _write(d / name, value)
-        except OSError:
-            pass
-    for _ in range(200):
-        try:
-            for pid in (d / "cgroup.procs").read_text().split():
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except (ProcessLookupError, PermissionError, ValueError):
-                    pass
-            d.rmdir()
-            return True
-        except FileNotFoundError:
-            return True
-        except OSError:
-            time.sleep(0.005)
-    return False
 
 
 def create_worker_cgroup(label: str, versions: tuple[str, ...] = ("v2", "v1"),

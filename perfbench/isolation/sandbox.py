@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .cgroup import WorkerCgroup, create_worker_cgroup
-from .worker_view import WorkerView, hide_script, overlay_caches_script, plan_view, setpriv_user_args
+from .worker_view import WorkerView, hide_script, overlay_caches_script, plan_view, setpriv_user_args, under
 
 LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "readonly_fs", "uid", "no_new_privs",
           "caps_dropped")
@@ -138,7 +138,7 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
     private = None
     if view is not None:   # never inside a directory the sandbox hides (a TMPDIR under the home)
         tmp = os.path.realpath(tempfile.gettempdir())
-        inside = any(tmp == h or tmp.startswith(h.rstrip("/") + "/") for h in view.hidden)
+        inside = any(under(tmp, h) for h in view.hidden)
         private = tempfile.mkdtemp(prefix=f"perfbench-sandbox-{label}-", dir="/tmp" if inside else None)
     if view is not None and view.uid is None:
         missing.append(f"uid: {view.why_not_uid}")

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import perfbench
 
+from ..native import build_root
+
 UNPRIVILEGED_USER = "nobody"
 _FALLBACK_ID = 65534   # nobody/nogroup on nearly every Linux
 
@@ -44,7 +46,8 @@ class WorkerView:
     why_not_uid: str = ""       # when uid is None: why
 
 
-def _under(path: str, root: str) -> bool:
+def under(path: str, root: str) -> bool:
+    """`path` is `root` or inside it."""
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
@@ -52,7 +55,7 @@ def _outermost(paths: list[str]) -> list[str]:
     """Drop every path inside another one of the list."""
     out: list[str] = []
     for p in sorted(set(paths), key=len):
-        if not any(_under(p, q) for q in out):
+        if not any(under(p, q) for q in out):
             out.append(p)
     return sorted(out)
 
@@ -60,9 +63,8 @@ def _outermost(paths: list[str]) -> list[str]:
 def extension_caches() -> tuple[str, ...]:
     """The build caches compiled extensions live in: perfbench's (native.py) and torch's."""
     cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    perfbench_dir = os.environ.get("PERFBENCH_BUILD_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "perfbench")
     torch_dir = os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(cache_home, "torch_extensions")
-    return tuple(_outermost([os.path.realpath(perfbench_dir), os.path.realpath(torch_dir)]))
+    return tuple(_outermost([os.path.realpath(build_root()), os.path.realpath(torch_dir)]))
 
 
 def needed_paths(extra: tuple[str, ...] = ()) -> list[str]:
@@ -116,7 +118,7 @@ def plan_view(extra: tuple[str, ...] = (), *, switch_uid: bool = True) -> Worker
     roots = [home] if home != "/" and os.path.isdir(home) else []
     roots += [a for p in [*needed, *caches] if (a := closed_ancestor(p))]
     hidden = tuple(_outermost(roots))
-    expose = tuple(_outermost([p for p in needed if any(_under(p, h) and p != h for h in hidden)]))
+    expose = tuple(_outermost([p for p in needed if any(under(p, h) and p != h for h in hidden)]))
     if not switch_uid:
         return WorkerView(hidden, expose, caches, why_not_uid="uid switching was not asked for")
     blocked = next((p for p in [*needed, *caches] if _closed_to_others(p)), None)
@@ -131,7 +133,7 @@ def plan_view(extra: tuple[str, ...] = (), *, switch_uid: bool = True) -> Worker
 def _staged(path: str, view: WorkerView, stage: str) -> str:
     """Where `path` is reachable while its hidden root is covered: under that root's stage."""
     for i, root in enumerate(view.hidden):
-        if _under(path, root):
+        if under(path, root):
             return f"{stage}/{i}{path[len(root):]}"
     return path
 

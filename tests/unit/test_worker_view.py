@@ -39,15 +39,15 @@ def test_only_needed_paths_under_home_are_exposed(tmp_path, monkeypatch):
     view = plan_view((str(home / "project" / "cand.py"), str(home / "project" / "task")))
     assert view.hidden[0] == str(home)
     assert view.expose == (str(home / "project" / "cand.py"), str(home / "project" / "task"))
-    assert view.caches == (str(home / ".cache" / "perfbench"), str(home / ".cache" / "torch_extensions"))
+    assert view.caches == (str(home / ".cache" / "perfbench" / "torch_extensions"), str(home / ".cache" / "torch_extensions"))
     assert all(os.path.isdir(c) for c in view.caches)          # made, so they can be overlaid
     script = hide_script(view, "/p/.hidden")
     assert f"mount --bind {home} /p/.hidden/0\nmount -t tmpfs -o mode=755 tmpfs {home}\n" in script
     assert f"touch {home}/project/cand.py; mount --bind /p/.hidden/0/project/cand.py {home}/project/cand.py" in script
     after = overlay_caches_script(view, "/p/.hidden", "/p")
-    assert "lowerdir=/p/.hidden/0/.cache/perfbench,upperdir=/p/.overlay/0/upper,workdir=/p/.overlay/0/work" in after
+    assert "lowerdir=/p/.hidden/0/.cache/perfbench/torch_extensions,upperdir=/p/.overlay/0/upper,workdir=/p/.overlay/0/work" in after
     assert view.uid not in (None, 0) and after.rstrip().endswith(f"chown {view.uid}:{view.gid} /p")
-    assert f"chown -R {view.uid}:{view.gid} {home}/.cache/perfbench" in after
+    assert f"chown -R {view.uid}:{view.gid} {home}/.cache/perfbench/torch_extensions" in after
 
 
 def test_closed_directories_above_a_needed_path_are_hidden_and_the_uid_still_switches(tmp_path, monkeypatch):
