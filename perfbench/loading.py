@@ -51,7 +51,8 @@ def describe_exception(exc: BaseException, path: Path | None = None) -> str:
 def load_module(path: str | Path, *, untrusted: bool = False) -> ModuleType:
     """Execute `path` as a fresh module with a unique name.
 
-    The file's folder goes on sys.path while it loads so it can import its siblings.
+    The file's folder goes on sys.path while it loads so it can import its siblings (trusted
+    files; a sandboxed candidate's worker shows no siblings: docs/security.md).
     Errors: a missing file is a UsageError; a syntax error or an exception while importing is a
     CandidateRejected when `untrusted`, else a UsageError.
     """

@@ -46,6 +46,7 @@ class TaskSpec:
     overrides: dict[str, Any] = field(default_factory=dict)  # KernelBench --set NAME=VALUE
     threads: int = DEFAULT_CPU_THREADS       # [cpu] threads: both sides, CPU tasks
     omp_wait_policy: str | None = None       # [cpu] omp_wait_policy; None: the runtime's default
+    shared: tuple[str, ...] = ()             # [sandbox] shared: files a candidate may read besides its own
 
     def file(self, role: str) -> Path:
         """Path of reference/baseline/solution/starter/inputs (task_dir format)."""
@@ -61,13 +62,14 @@ class TaskSpec:
                 "sizes": list(self.sizes), "timed_size": self.timed_size, "rtol": self.rtol,
                 "atol": self.atol, "min_pairs": self.min_pairs, "s_ref_default": self.s_ref_default,
                 "overrides": dict(self.overrides), "threads": self.threads,
-                "omp_wait_policy": self.omp_wait_policy}
+                "omp_wait_policy": self.omp_wait_policy, "shared": list(self.shared)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
         d = dict(d)
         d["root"] = Path(d["root"])
         d["sizes"] = tuple(d["sizes"])
+        d["shared"] = tuple(d.get("shared", ()))
         return cls(**d)
 
 
@@ -125,6 +127,14 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     policy = _field(cpu, "omp_wait_policy", str, where + " [cpu]", None)
     if policy is not None and policy.lower() not in OMP_WAIT_POLICIES:
         raise UsageError(f"{where}: [cpu] omp_wait_policy must be one of {'|'.join(OMP_WAIT_POLICIES)}, got {policy!r}")
+    sandbox = _field(doc, "sandbox", dict, where, {})
+    shared = _field(sandbox, "shared", list, where + " [sandbox]", [])
+    shared_paths = []
+    for entry in shared:   # trusted, non-secret sources a solution builds from (kernels/)
+        target = (p / entry).resolve() if isinstance(entry, str) else None
+        if target is None or not target.exists():
+            raise UsageError(f"{where}: [sandbox] shared entry {entry!r} does not exist (paths are relative to the task)")
+        shared_paths.append(str(target))
     spec = TaskSpec(
         root=p.resolve(), format=FORMAT_DIR, name=_field(doc, "name", str, where, p.name), kind=kind,
         device=device, entry_point=_field(doc, "entry_point", str, where, "kernel"),
@@ -133,7 +143,7 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         atol=_field(tol, "atol", (int, float), where + " [tolerance]", None),
         min_pairs=_field(timing, "pairs", int, where + " [timing]", 10),
         s_ref_default=float(s_ref) if s_ref is not None else None, threads=threads,
-        omp_wait_policy=policy.lower() if policy else None)
+        omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths))
     required = ["reference", "baseline", "inputs", "solution"] if kind == "perf" else ["solution"]
     for role in required:
         if not spec.file(role).is_file():

@@ -93,7 +93,7 @@ def main() -> int:
         r = score(REPO / "tests" / "fixtures" / "tiny_task", REPO / "tests" / "fixtures" / "candidates" / "honest_fast.py",
                   ScoreConfig(device="cuda", clocks=ClockRequest("base", dry_run=True),
                               sampler=SamplerConfig(min_pairs=6, max_pairs=10)))
-        # The candidate's worker runs sandboxed (read-only mounts, hidden home, uid nobody, own
+        # The candidate's worker runs sandboxed (allow-list root, read-only mounts, uid nobody, own
         # namespaces, frozen while the baseline is timed) in 3 fresh worker pairs: this is where
         # it first meets a real CUDA device (/dev/nvidia* as nobody; no cpuset: null on CUDA).
         return {"verdict": r.verdict, "speedup": r.comparison.speedup if r.comparison else None,

@@ -30,7 +30,7 @@ import signal
 import time
 from pathlib import Path
 
-from .procfs import pid_alive
+from .procfs import owner_gone, owner_tag
 
 _FREEZE_TIMEOUT_S = 5.0
 PIDS_MAX = 4096   # v1 pids controller: a fork bomb stops here
@@ -167,15 +167,8 @@ class WorkerCgroup:
                     time.sleep(0.005)
 
 
-def _pid_namespace() -> str:
-    try:
-        return "".join(c for c in os.readlink("/proc/self/ns/pid") if c.isdigit()) or "0"
-    except OSError:
-        return "0"
-
-
 def _new_name(label: str) -> str:
-    return f"perfbench-{label}-{_pid_namespace()}-{os.getpid()}-{secrets.token_hex(4)}"
+    return f"perfbench-{label}-{owner_tag()}-{secrets.token_hex(4)}"
 
 
 def _cpus_spec(cpus: tuple[int, ...]) -> str:
@@ -260,10 +253,8 @@ def sweep_stale(parent: Path) -> list[str]:
         children = [d for d in parent.iterdir() if d.is_dir() and _NAME.match(d.name)]
     except OSError:
         return removed
-    ours = _pid_namespace()
     for d in children:
-        ns, pid = _NAME.match(d.name).groups()
-        if ns == ours and not pid_alive(int(pid)):
+        if owner_gone(*_NAME.match(d.name).groups()):
             v2, freezer = (d / "cgroup.freeze").exists(), (d / "freezer.state").exists()
             WorkerCgroup("v2" if v2 else "v1", {"" if v2 else "freezer" if freezer else parent.name: d}).remove()
             if not d.exists():

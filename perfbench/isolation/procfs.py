@@ -69,3 +69,23 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def pid_namespace() -> str:
+    """This process's pid namespace id (digits of /proc/self/ns/pid)."""
+    try:
+        return "".join(c for c in os.readlink("/proc/self/ns/pid") if c.isdigit()) or "0"
+    except OSError:
+        return "0"
+
+
+def owner_tag() -> str:
+    """`<pid namespace>-<pid>`: put in the name of what this scorer leaves in shared places (a
+    cgroup, a private directory), so a later scorer can tell when its owner is gone."""
+    return f"{pid_namespace()}-{os.getpid()}"
+
+
+def owner_gone(namespace: str, pid: str) -> bool:
+    """The owner named by a tag is dead.  Only decidable in our own pid namespace (scorers in other
+    containers may share the hierarchy or /tmp): elsewhere, never assumed gone."""
+    return namespace == pid_namespace() and not pid_alive(int(pid))

@@ -6,12 +6,12 @@ Layers (docs/security.md says which attack each one stops):
 2. util-linux `unshare`: new PID (with its own /proc), network (loopback only, down), IPC, UTS
    and mount namespaces.  Chosen over bubblewrap because util-linux is on nearly every Linux and
    already here; bubblewrap does the same with more flags to get right;
-3. in the new mount namespace, before the worker starts (worker_view.py): the scorer's home
-   behind an empty tmpfs with only what the worker needs bound back; every mount remounted
-   read-only but a private directory the scorer made (TMPDIR, the worker's cwd) and a fresh
-   /dev/shm; /sys/fs/cgroup covered (the cgroup cannot be left); the task's solution and
-   reference hidden behind /dev/null; each extension build cache behind a private copy-on-write
-   overlay;
+3. in the new mount namespace, before the worker starts (worker_view.py): a new root (`pivot_root`
+   into a tmpfs) holding only the system directories and the paths the worker needs; every
+   mount remounted read-only but a private directory the scorer made (TMPDIR, the worker's cwd)
+   and a fresh /dev/shm; /sys/fs/cgroup covered (the cgroup cannot be left); each extension
+   build cache behind a private copy-on-write overlay; the task's solution and reference are not
+   in the root (and covered, should an exposed directory hold them);
 4. `setpriv`: an unprivileged uid where every path the worker needs is readable by others,
    no_new_privs, every capability dropped from all sets (even as uid 0, without capabilities it
    cannot remount, unmount, ptrace, or write the read-only mounts).
@@ -23,6 +23,7 @@ probes its own process (`probe`) before any candidate code loads, and the verdic
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -32,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from .cgroup import WorkerCgroup, create_worker_cgroup
-from .worker_view import WorkerView, hide_script, overlay_caches_script, plan_view, setpriv_user_args, under
+from .procfs import owner_gone, owner_tag
+from .worker_view import WorkerView, plan_view, root_script, setpriv_user_args, under
 
-LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "readonly_fs", "uid", "no_new_privs",
-          "caps_dropped")
+LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "minimal_root", "readonly_fs", "uid",
+          "no_new_privs", "caps_dropped")
 
 # sh: join the cgroup(s) named before "--", then exec the rest.  `$$` is this very process, so
 # the worker and all it ever forks are in the cgroup from their first instruction on.
@@ -63,7 +65,7 @@ class SandboxPlan:
     def wrap(self, argv: list[str]) -> list[str]:
         cmd = list(argv)
         if self.namespaces:
-            view = self.view or WorkerView((), (), ())
+            view = self.view or WorkerView((), ())
             cmd = (["unshare", "--pid", "--fork", "--kill-child", "--net", "--ipc", "--uts", "--mount",
                     "--mount-proc", "sh", "-c", self.setup_script(view), "sh",
                     "setpriv", *setpriv_user_args(view), "--no-new-privs", "--inh-caps=-all",
@@ -73,25 +75,28 @@ class SandboxPlan:
         return cmd
 
     def setup_script(self, view: WorkerView) -> str:
-        """sh, as root inside the new namespaces: join the cgroup, lock the filesystem down, exec
-        its arguments.  Joining here, not before `unshare`, keeps unshare's own waiting parent
-        out of the cgroup: freezing it mid-wait was seen to make it exit (util-linux 2.38)."""
+        """sh, as root inside the new namespaces: join the cgroup, build the worker's root and move
+        into it, lock it down, exec its arguments.  Joining here, not before `unshare`, keeps
+        unshare's own waiting parent out of the cgroup: freezing it mid-wait was seen to make it
+        exit (util-linux 2.38)."""
         q, priv = shlex.quote, self.private_dir or ""
-        stage = f"{priv}/.hidden"   # the hidden directories, seen only by this script, gone before the exec
+        root = f"{priv}/.root"   # where the new root is built; the old one is let go before the exec
+        pivot = q(_tool("pivot_root") or "pivot_root")
         procs = self.cgroup.procs_files if self.cgroup is not None else []
         return "".join([
             "set -e\n", *(f"echo $$ > {q(f)}\n" for f in procs),
             "mount --make-rprivate /\n",
-            # its own mount first, so the staged directories below are mounts of their own (then unmounted)
-            f"mount --bind {q(priv)} {q(priv)}\n",
-            hide_script(view, stage),
+            f"mkdir {q(root)}\n",
+            root_script(view, root, priv),
+            f"cd {q(root)}; mkdir .old; {pivot} . .old; cd /; umount -l /.old; rmdir /.old\n",
             _READ_ONLY_ALL,
-            f"mount -o remount,bind,rw {q(priv)}\n",
+            *(f"mount -o remount,bind,rw {q(p)}\n" for p in (priv, *view.caches)),
             "if [ -d /dev/shm ]; then mount -t tmpfs -o mode=1777 tmpfs /dev/shm; fi\n",
             "if [ -d /sys/fs/cgroup ]; then mount -t tmpfs -o ro,mode=755 tmpfs /sys/fs/cgroup; fi\n",
             "if [ -d /dev/pts ]; then mount -t tmpfs -o ro,mode=755 tmpfs /dev/pts; fi\n",
-            overlay_caches_script(view, stage, priv),
-            *(f"if [ -e {q(h)} ]; then mount --bind /dev/null {q(h)}; fi\n" for h in self.hide),
+            # trusted files that an exposed directory holds after all (a task inside a sys.path entry)
+            *(f"if [ -d {q(h)} ]; then mount -t tmpfs -o ro,mode=755 tmpfs {q(h)}; "
+              f"elif [ -e {q(h)} ]; then mount --bind /dev/null {q(h)}; fi\n" for h in self.hide),
             f"cd {q(priv)}\n",
             'exec "$@"\n'])
 
@@ -109,6 +114,31 @@ class SandboxPlan:
             shutil.rmtree(self.private_dir, ignore_errors=True)
 
 
+def _tool(name: str) -> str | None:
+    """A util-linux program: pivot_root lives in sbin, often not on a user's PATH."""
+    return shutil.which(name, path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"]))
+
+
+# perfbench-sandbox-<label>-<scorer's pid namespace>-<scorer pid>-<mkdtemp's 8 characters>
+_PRIVATE_NAME = re.compile(r"^perfbench-sandbox-.+-(\d+)-(\d+)-[a-z0-9_]{8}$")
+
+
+def sweep_stale_private_dirs(parent: str) -> list[str]:
+    """Remove the private directories under `parent` whose scorer is gone (killed before it could
+    clean up; the overlay copies of the extension cache in them are megabytes).  Returns them."""
+    removed = []
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith("perfbench-sandbox-")]
+    except OSError:
+        return removed
+    for name in names:
+        m = _PRIVATE_NAME.match(name)
+        if m and owner_gone(*m.groups()):
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+            removed.append(name)
+    return removed
+
+
 def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), expose: tuple[str, ...] = (),
                  cpus: tuple[int, ...] | None = None) -> SandboxPlan:
     """Every layer this machine allows for a worker (the namespaces only for untrusted ones).
@@ -124,7 +154,7 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
         missing.append(f"cpuset: {cgroup.cpuset_missing}")
     namespaces = False
     if untrusted:
-        tools = [t for t in ("unshare", "setpriv", "mount") if shutil.which(t) is None]
+        tools = [t for t in ("unshare", "setpriv", "mount", "pivot_root") if _tool(t) is None]
         if tools:
             missing.append(f"namespaces: {', '.join(tools)} not found (util-linux)")
         elif os.geteuid() != 0:
@@ -136,10 +166,11 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
             namespaces = True
     view = plan_view(tuple(expose)) if namespaces else None
     private = None
-    if view is not None:   # never inside a directory the sandbox hides (a TMPDIR under the home)
+    if view is not None:   # never inside an exposed directory (a TMPDIR in the venv): its own mount
         tmp = os.path.realpath(tempfile.gettempdir())
-        inside = any(under(tmp, h) for h in view.hidden)
-        private = tempfile.mkdtemp(prefix=f"perfbench-sandbox-{label}-", dir="/tmp" if inside else None)
+        parent = "/tmp" if any(under(tmp, p) for p in view.expose) else tmp
+        sweep_stale_private_dirs(parent)
+        private = tempfile.mkdtemp(prefix=f"perfbench-sandbox-{label}-{owner_tag()}-", dir=parent)
     if view is not None and view.uid is None:
         missing.append(f"uid: {view.why_not_uid}")
     return SandboxPlan(cgroup, namespaces, tuple(hide), tuple(missing), private, view, cpus)
@@ -179,6 +210,9 @@ def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
         "net_ns": ns and probe.get("net_devices") == ["lo"],
         "mount_ns": ns and bool(probe.get("mount_ns_differs")),
         "ipc_ns": ns and bool(probe.get("ipc_ns_differs")),
+        # its `/` holds nothing but what the view put there (the scorer's / has home, opt, srv, ...)
+        "minimal_root": ns and plan.view is not None and probe.get("root_entries") is not None
+        and set(probe["root_entries"]) <= plan.view.top_level(plan.private_dir or ""),
         "readonly_fs": ns and probe.get("writable_mounts") == sorted(["/dev/shm", plan.private_dir or ""]),
         "uid": wanted_uid is not None and wanted_uid != 0 and all(u == wanted_uid for u in uids),
         "no_new_privs": probe.get("no_new_privs") is True,
@@ -190,7 +224,7 @@ def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
         if planned.get(name, ns) and layers[name] is False:
             missing.append(f"{name}: set up but not observed in the worker")
     details = {"cgroup": plan.cgroup.describe() if plan.cgroup else None, "probe": probe,
-               "hidden": list(plan.view.hidden) if plan.view else [], "exposed": list(plan.view.expose) if plan.view else []}
+               "exposed": list(plan.view.expose) if plan.view else []}
     return Isolation(layers, probe.get("uid"), details, tuple(missing))
 
 
@@ -198,6 +232,10 @@ def probe() -> dict[str, Any]:
     """What a worker sees of its own process.  Runs in the worker before any task code loads,
     so the candidate cannot have shaped it."""
     out: dict[str, Any] = {"pid": os.getpid(), "uid": os.getuid()}
+    try:
+        out["root_entries"] = sorted(os.listdir("/"))
+    except OSError:
+        out["root_entries"] = None
     try:
         out["cgroups"] = sorted(line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
                                 if line.count(":") >= 2)

@@ -1,10 +1,15 @@
 """What a sandboxed worker sees of the filesystem, and which user it runs as.
 
-- **The scorer's home is hidden.**  An empty read-only tmpfs is mounted over it; only the paths
-  the worker needs to run (the interpreter's prefix, the venv, every `sys.path` entry, perfbench,
-  the task, the candidate) are bound back, read-only.  Dotfiles, keys, other projects: not there.
-  So is every directory above a needed path that other users may not enter (a `mkdtemp` task
-  directory's parent, pytest's temporary root): hidden the same way, so the uid switch works.
+- **An allow-list root.**  The worker's `/` is a fresh tmpfs that holds only the system
+  directories (`SYSTEM_DIRS`: programs, libraries, compilers, /etc), /dev, /sys, a /proc of its
+  own PID namespace, and, bound read-only at their own paths, the paths it needs: the
+  interpreter's prefix, the venv, the entries of its own `sys.path` (perfbench's checkout reduced
+  to the package), the task's files it reads and the candidate.  Everything else does not exist
+  there: the scorer's home, the repository around the task (its git objects), other checkouts,
+  the rest of /tmp, /opt, /srv, ...  A deny-list (hide the solution at its path) was tried first
+  and leaked the solution through `git show` and another clone: only an allow-list closes the class.
+  Directories on the way to a needed path are the tmpfs's own (mode 755), so a path inside a
+  directory others cannot enter (a 700 home, a `mkdtemp`) stays reachable after the uid switch.
 - **Extension build caches are copy-on-write.**  torch's extension loader takes a lock file in
   the build directory and ninja may touch its logs, so an honest C++ candidate needs the cache
   writable; each cache directory gets a private overlay (upper layer in the worker's private
@@ -13,15 +18,18 @@
   only chosen when every path the worker needs is itself readable by other users; otherwise the
   worker stays uid 0 without capabilities, and the verdict says which path stopped it.
 
-`hide_script` and `overlay_caches_script` are shell the sandbox runs as root inside the new
-mount namespace, before it drops privileges (sandbox.py); every path in them is quoted.
+`root_script` is shell the sandbox runs as root inside the new mount namespace before it moves
+into the new root and drops privileges (sandbox.py); every path in it is quoted.
 """
 from __future__ import annotations
 
+import functools
+import json
 import os
 import pwd
 import shlex
 import stat
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,18 +40,25 @@ from ..native import build_root
 
 UNPRIVILEGED_USER = "nobody"
 _FALLBACK_ID = 65534   # nobody/nogroup on nearly every Linux
+# Shared by every program on the machine, never a user's or a task's files: bound whole.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+KERNEL_DIRS = ("/dev", "/sys")   # bound whole (devices for CUDA; CPU topology); /proc made afresh
 
 
 @dataclass(frozen=True)
 class WorkerView:
     """The filesystem view and user of one sandboxed worker."""
 
-    hidden: tuple[str, ...]     # each behind an empty tmpfs: the home, and closed directories above needed paths
-    expose: tuple[str, ...]     # paths under the hidden ones bound back read-only
+    expose: tuple[str, ...]     # bound read-only at their own paths into the worker's root
     caches: tuple[str, ...]     # extension build caches, each behind a private copy-on-write overlay
     uid: int | None = None      # run as this uid (None: stays uid 0 without capabilities)
     gid: int | None = None
     why_not_uid: str = ""       # when uid is None: why
+
+    def top_level(self, private_dir: str) -> set[str]:
+        """The names the worker's `/` may hold (what its probe of `/` is compared with)."""
+        names = {d.lstrip("/") for d in (*SYSTEM_DIRS, *KERNEL_DIRS) if os.path.lexists(d)} | {"proc", "tmp"}
+        return names | {Path(p).parts[1] for p in (*self.expose, *self.caches, private_dir) if len(Path(p).parts) > 1}
 
 
 def under(path: str, root: str) -> bool:
@@ -67,13 +82,39 @@ def extension_caches() -> tuple[str, ...]:
     return tuple(_outermost([os.path.realpath(build_root()), os.path.realpath(torch_dir)]))
 
 
+@functools.cache
+def _interpreter_sys_path(executable: str, pythonpath: str) -> tuple[str, ...]:
+    """The `sys.path` a fresh interpreter starts with (its prefixes, site-packages, .pth entries,
+    PYTHONPATH): exactly what a worker imports from, unlike this process's own (pytest and
+    scripts add their directories)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    try:
+        out = subprocess.run([executable, "-c", "import json, sys; print(json.dumps(sys.path))"], env=env,
+                             cwd="/", capture_output=True, text=True, timeout=60, check=True)
+        return tuple(json.loads(out.stdout))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return tuple(sys.path)
+
+
 def needed_paths(extra: tuple[str, ...] = ()) -> list[str]:
-    """Every path the worker reads to start and load: the interpreter, its libraries, the venv,
-    perfbench, and `extra` (the task, the candidate)."""
-    paths = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable)), str(Path(perfbench.__file__).resolve().parents[1]),
-             *(p for p in sys.path if p and os.path.isabs(p)), *extra]
-    return [os.path.realpath(p) for p in paths if os.path.exists(p)]
+    """Every path outside the system directories the worker reads to start and load: the
+    interpreter, its libraries, the venv, perfbench, the CUDA toolkit, and `extra` (the task's
+    files, the candidate).  perfbench's checkout (the worker's PYTHONPATH) is reduced to the
+    package: the tasks and the repository beside it stay out."""
+    package = str(Path(perfbench.__file__).resolve().parent)
+    checkout = os.path.dirname(package)
+    prefixes = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix]
+    entries = [p for p in _interpreter_sys_path(sys.executable, os.environ.get("PYTHONPATH", ""))
+               if p and os.path.isabs(p) and os.path.realpath(p) != checkout]
+    cuda = [os.environ[v] for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    paths = [*prefixes, os.path.dirname(os.path.realpath(sys.executable)), package, *entries, *cuda, *extra]
+    # a file is bound at the path it is opened by (its directory resolved): a symlinked inputs.py
+    # shows the file it points to, where the worker looks for it
+    real = [os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)) if os.path.isfile(p)
+            else os.path.realpath(p) for p in paths if os.path.exists(p)]
+    return _outermost([p for p in real if not any(under(p, d) for d in SYSTEM_DIRS)])
 
 
 def _unprivileged_ids() -> tuple[int, int]:
@@ -94,79 +135,51 @@ def _closed_to_others(path: str) -> bool:
     return st.st_mode & need != need
 
 
-def closed_ancestor(path: str) -> str | None:
-    """The outermost directory above `path` that other users cannot enter, or None."""
-    parts = Path(path).parents
-    for parent in reversed(parts[:-1] if len(parts) else parts):   # from the top down, "/" excluded
-        try:
-            if not os.stat(parent).st_mode & stat.S_IXOTH:
-                return str(parent)
-        except OSError:
-            return str(parent)
-    return None
-
-
 def plan_view(extra: tuple[str, ...] = (), *, switch_uid: bool = True) -> WorkerView:
-    """The view for a worker that reads `extra` besides what every worker needs.  Hidden: the
-    home, and every directory above a needed path that other users could not pass (it is
-    replaced by a tmpfs of mode 755 holding just the needed paths, so the uid switch still works)."""
-    home = os.path.realpath(os.path.expanduser("~"))
+    """The view for a worker that reads `extra` besides what every worker needs."""
     caches = extension_caches()
     for c in caches:
         os.makedirs(c, exist_ok=True)   # so it can be overlaid; a first build then lands in the overlay
-    needed = needed_paths(extra)
-    roots = [home] if home != "/" and os.path.isdir(home) else []
-    roots += [a for p in [*needed, *caches] if (a := closed_ancestor(p))]
-    hidden = tuple(_outermost(roots))
-    expose = tuple(_outermost([p for p in needed if any(under(p, h) and p != h for h in hidden)]))
+    expose = tuple(needed_paths(extra))
     if not switch_uid:
-        return WorkerView(hidden, expose, caches, why_not_uid="uid switching was not asked for")
-    blocked = next((p for p in [*needed, *caches] if _closed_to_others(p)), None)
+        return WorkerView(expose, caches, why_not_uid="uid switching was not asked for")
+    blocked = next((p for p in [*expose, *caches] if _closed_to_others(p)), None)
     if blocked is not None:
-        return WorkerView(hidden, expose, caches, why_not_uid=(
+        return WorkerView(expose, caches, why_not_uid=(
             f"{blocked} is not readable by other users, so the worker could not start as "
             f"{UNPRIVILEGED_USER!r} (make it o+rx)"))
     uid, gid = _unprivileged_ids()
-    return WorkerView(hidden, expose, caches, uid, gid)
+    return WorkerView(expose, caches, uid, gid)
 
 
-def _staged(path: str, view: WorkerView, stage: str) -> str:
-    """Where `path` is reachable while its hidden root is covered: under that root's stage."""
-    for i, root in enumerate(view.hidden):
-        if under(path, root):
-            return f"{stage}/{i}{path[len(root):]}"
-    return path
-
-
-def hide_script(view: WorkerView, stage: str) -> str:
-    """Before the read-only remount: each hidden root bound at `stage`/i (so its parts can be
-    bound back), an empty tmpfs over it, the exposed paths and the caches' mount points made."""
+def _bind(source: str, target: str) -> str:
     q = shlex.quote
-    lines = []
-    for i, root in enumerate(view.hidden):
-        lines += [f"mkdir -p {q(f'{stage}/{i}')}", f"mount --bind {q(root)} {q(f'{stage}/{i}')}",
-                  f"mount -t tmpfs -o mode=755 tmpfs {q(root)}"]
-    for p in view.expose:
-        make = f"mkdir -p {q(p)}" if os.path.isdir(p) else f"mkdir -p {q(os.path.dirname(p))}; touch {q(p)}"
-        lines.append(f"{make}; mount --bind {q(_staged(p, view, stage))} {q(p)}")
-    lines += [f"mkdir -p {q(c)}" for c in view.caches if _staged(c, view, stage) != c]
-    return "".join(line + "\n" for line in lines)
+    make = f"mkdir -p {q(target)}" if os.path.isdir(source) else f"mkdir -p {q(os.path.dirname(target))}; touch {q(target)}"
+    return f"{make}; mount --rbind {q(source)} {q(target)}"
 
 
-def overlay_caches_script(view: WorkerView, stage: str, private_dir: str) -> str:
-    """After the read-only remount: a private copy-on-write overlay on each cache (owned by the
-    worker's uid, if it switches), then the staged roots let go."""
+def root_script(view: WorkerView, root: str, private_dir: str) -> str:
+    """Build the worker's root at `root` (an empty directory; the new tmpfs goes on it): the
+    system and kernel directories, the exposed paths, the private directory (writable), each
+    cache as a private overlay owned by the worker's uid.  Still read-write: sandbox.py moves
+    into it, then remounts everything read-only."""
     q = shlex.quote
-    lines = []
+    lines = ["umask 022", f"mount -t tmpfs -o mode=755 tmpfs {q(root)}"]
+    for d in (*SYSTEM_DIRS, *KERNEL_DIRS):
+        if os.path.islink(d):
+            lines.append(f"ln -s {q(os.readlink(d))} {q(root + d)}")
+        elif os.path.isdir(d):
+            lines.append(_bind(d, root + d))
+    lines.append(f"mkdir {q(root + '/proc')} {q(root + '/tmp')}; mount -t proc proc {q(root + '/proc')}")
+    lines += [_bind(p, root + p) for p in view.expose]
+    # not recursive: `root` itself is a mount inside the private directory
+    lines.append(f"mkdir -p {q(root + private_dir)}; mount --bind {q(private_dir)} {q(root + private_dir)}")
     for i, c in enumerate(view.caches):
         upper, work = f"{private_dir}/.overlay/{i}/upper", f"{private_dir}/.overlay/{i}/work"
-        lines.append(f"mkdir -p {q(upper)} {q(work)}")
-        options = f"lowerdir={_staged(c, view, stage)},upperdir={upper},workdir={work}"
-        lines.append(f"mount -t overlay overlay -o {q(options)} {q(c)}")
+        lines.append(f"mkdir -p {q(upper)} {q(work)} {q(root + c)}")
+        lines.append(f"mount -t overlay overlay -o {q(f'lowerdir={c},upperdir={upper},workdir={work}')} {q(root + c)}")
         if view.uid is not None:   # copies the cache up into the overlay: ~1 MB, a few ms here
-            lines.append(f"chown -R {view.uid}:{view.gid} {q(c)}")
-    for i in range(len(view.hidden)):
-        lines.append(f"umount -l {q(f'{stage}/{i}')}; rmdir {q(f'{stage}/{i}')}")
+            lines.append(f"chown -R {view.uid}:{view.gid} {q(root + c)}")
     if view.uid is not None:
         lines.append(f"chown {view.uid}:{view.gid} {q(private_dir)}")
     return "".join(line + "\n" for line in lines)

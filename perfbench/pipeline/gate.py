@@ -73,14 +73,24 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
     return checks, []
 
 
+def candidate_files(spec: TaskSpec, cand_path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(expose, hide) for the candidate's sandbox.  It sees the candidate, the task's own
+    top-level files but the solution and the reference (unless one of them is the candidate),
+    and what the task shares (`[sandbox] shared`: kernel sources); not the task's subdirectories
+    (`__pycache__` holds the solution compiled), not the rest of the repository.  `hide` covers
+    the secret files should an exposed directory hold them after all."""
+    cand = cand_path.resolve()
+    if spec.format == FORMAT_KERNELBENCH:
+        return (str(cand), str(spec.root.resolve())), ()
+    secret = {spec.file(role).resolve() for role in ("solution", "reference")} - {cand}
+    root = spec.root.resolve()
+    task_files = sorted(str(f) for f in root.iterdir() if f.is_file() and f.resolve() not in secret)
+    return (str(cand), *task_files, *spec.shared), (*sorted(map(str, secret)), str(root / "__pycache__"))
+
+
 def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
                      threading: CpuThreading | None = None) -> WorkerClient:
-    """The candidate's worker, sandboxed, with the task's trusted files (other than the candidate
-    itself, when a task's own solution is scored) hidden from it."""
-    hide: tuple[str, ...] = ()
-    if spec.format != FORMAT_KERNELBENCH:
-        hide = tuple(str(spec.file(role)) for role in ("solution", "reference")
-                     if spec.file(role).resolve() != cand_path.resolve())
-    expose = (str(cand_path.resolve()), str(spec.root.resolve()))
+    """The candidate's worker, sandboxed (`candidate_files` says what it sees)."""
+    expose, hide = candidate_files(spec, cand_path)
     return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose,
                         threading=threading)

@@ -18,12 +18,12 @@ class FakeCgroup:
         return "v2:/sys/fs/cgroup/x"
 
 
-VIEW = WorkerView(("/home/u",), ("/home/u/.venv",), ("/home/u/.cache/perfbench",), 65534, 65534)
+VIEW = WorkerView(("/home/u/.venv",), ("/home/u/.cache/perfbench",), 65534, 65534)
 PLAN = SandboxPlan(FakeCgroup(), True, private_dir="/tmp/perfbench-sandbox-x", view=VIEW, cpus=(0,))
 GOOD_PROBE = {"pid": 1, "uid": 65534, "uids": [65534] * 4, "cgroups": ["/perfbench-candidate-1-abcd"],
               "net_devices": ["lo"], "mount_ns_differs": True, "ipc_ns_differs": True,
               "writable_mounts": ["/dev/shm", "/tmp/perfbench-sandbox-x"], "no_new_privs": True, "cap_eff": 0,
-              "cap_bnd": 0, "affinity_widened": [0]}
+              "cap_bnd": 0, "affinity_widened": [0], "root_entries": ["dev", "etc", "proc", "sys", "tmp", "usr"]}
 
 
 def test_complete_probe_records_every_layer():
@@ -36,7 +36,8 @@ def test_complete_probe_records_every_layer():
     ("pid", 4242, "pid_ns"), ("net_devices", ["eth0", "lo"], "net_ns"), ("cgroups", ["/"], "cgroup"),
     ("writable_mounts", ["/", "/dev/shm", "/tmp/perfbench-sandbox-x"], "readonly_fs"),
     ("no_new_privs", False, "no_new_privs"), ("cap_eff", 1 << 21, "caps_dropped"),
-    ("uids", [65534, 0, 65534, 65534], "uid"), ("affinity_widened", [0, 1], "cpuset"), ("affinity_widened", [], "cpuset"),
+    ("uids", [65534, 0, 65534, 65534], "uid"), ("root_entries", ["dev", "etc", "home", "opt", "usr"], "minimal_root"),
+    ("root_entries", None, "minimal_root"), ("affinity_widened", [0, 1], "cpuset"), ("affinity_widened", [], "cpuset"),
 ])
 def test_a_layer_not_observed_is_named(key, value, layer):
     iso = isolation_from_probe(dict(GOOD_PROBE, **{key: value}), PLAN)
@@ -52,7 +53,7 @@ def test_cpuset_does_not_apply_without_pinned_cores():
 
 
 def test_uid_not_switched_is_missing_with_the_reason():
-    stays_root = WorkerView(("/home/u",), (), (), why_not_uid="/srv/task is not readable by other users")
+    stays_root = WorkerView(("/srv/task",), (), why_not_uid="/srv/task is not readable by other users")
     plan = SandboxPlan(FakeCgroup(), True, missing=("uid: /srv/task is not readable by other users",),
                        private_dir="/tmp/perfbench-sandbox-x", view=stays_root, cpus=(0,))
     iso = isolation_from_probe(dict(GOOD_PROBE, uid=0, uids=[0] * 4), plan)
@@ -68,10 +69,15 @@ def test_wrap_puts_the_worker_in_namespaces_and_drops_privileges():
     assert cmd[-3:] == ["python", "-m", "w"]
     script = cmd[cmd.index("-c") + 1]
     assert f"echo $$ > {FakeCgroup.procs_files[0]}" in script
-    # home hidden, the venv bound back, the cache a private overlay owned by the worker's uid
-    assert "mount -t tmpfs -o mode=755 tmpfs /home/u" in script
-    assert "mount --bind /tmp/perfbench-sandbox-x/.hidden/0/.venv /home/u/.venv" in script
-    assert "chown -R 65534:65534 /home/u/.cache/perfbench" in script and "cd /tmp/perfbench-sandbox-x" in script
+    # a new root with the venv bound in, the cache a private overlay owned by the worker's uid,
+    # then everything read-only but the private directory and the cache overlay
+    root = "/tmp/perfbench-sandbox-x/.root"
+    assert f"mount -t tmpfs -o mode=755 tmpfs {root}\n" in script
+    assert f"mount --rbind /home/u/.venv {root}/home/u/.venv\n" in script
+    assert f"chown -R 65534:65534 {root}/home/u/.cache/perfbench\n" in script
+    order = [script.index(x) for x in ("pivot_root . .old", "remount,bind,ro", "remount,bind,rw /tmp/perfbench-sandbox-x\n",
+                                         "remount,bind,rw /home/u/.cache/perfbench\n", "cd /tmp/perfbench-sandbox-x\nexec")]
+    assert order == sorted(order)
     only_cgroup = SandboxPlan(FakeCgroup(), False).wrap(["python"])
     assert only_cgroup[:2] == ["sh", "-c"] and only_cgroup[-1] == "python"
 
@@ -97,3 +103,26 @@ def test_require_sandbox_refuses_when_a_layer_is_missing():
     assert isolation_record(FakeWorker(complete), ScoreConfig(require_sandbox=True), nondumpable=True)[1] == ()
     with pytest.raises(EnvironmentUnavailable, match="scorer_nondumpable"):
         isolation_record(FakeWorker(complete), ScoreConfig(require_sandbox=True), nondumpable=False)
+
+
+def test_private_directories_of_a_killed_scorer_are_swept(tmp_path):
+    """A scorer killed with SIGKILL leaves its private directory (overlay copies of the extension
+    cache: megabytes) behind; the next one removes it, and only it."""
+    import os
+    import subprocess
+    import sys
+
+    from perfbench.isolation.procfs import owner_tag, pid_namespace
+    from perfbench.isolation.sandbox import sweep_stale_private_dirs
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    ns = pid_namespace()
+    stale = tmp_path / f"perfbench-sandbox-candidate-{ns}-{dead.pid}-ab_c12x9"
+    live = tmp_path / f"perfbench-sandbox-candidate-{owner_tag()}-zz12ab34"
+    elsewhere = tmp_path / f"perfbench-sandbox-candidate-1{ns}-{dead.pid}-ab_c12x9"   # another pid namespace's
+    other = tmp_path / "perfbench-sandbox-by-hand"
+    for d in (stale, live, elsewhere, other):
+        (d / ".overlay").mkdir(parents=True)
+    assert sweep_stale_private_dirs(str(tmp_path)) == [stale.name]
+    assert sorted(os.listdir(tmp_path)) == sorted(d.name for d in (live, elsewhere, other))

@@ -1,5 +1,5 @@
-"""The sandboxed worker's filesystem view and uid: what is bound back into the hidden home, which
-caches are copy-on-write, and when the uid switch is refused (with the path that stops it)."""
+"""The sandboxed worker's filesystem view and uid: what its allow-list root holds, which caches
+are copy-on-write, and when the uid switch is refused (with the path that stops it)."""
 import os
 import shutil
 import sys
@@ -8,59 +8,59 @@ from pathlib import Path
 
 import pytest
 
+import perfbench
 from perfbench.isolation import worker_view
-from perfbench.isolation.worker_view import closed_ancestor, hide_script, overlay_caches_script, plan_view
+from perfbench.isolation.worker_view import plan_view, root_script
 
 
 @pytest.fixture
 def tmp_path():
-    """A temporary directory others may enter (pytest's own sit in a 700 directory, which the
-    view would hide: the closed-directory test makes its own)."""
+    """A temporary directory others may enter (pytest's own sit in a 700 directory)."""
     d = tempfile.mkdtemp(prefix="perfbench-view-test-")
     os.chmod(d, 0o755)
     yield Path(d)
     shutil.rmtree(d, ignore_errors=True)
 
 
-def _home(tmp_path, monkeypatch):
+def _home(tmp_path, monkeypatch, only_extra=True):
     home = tmp_path / "home"
     (home / "project" / "task").mkdir(parents=True)
     (home / "project" / "cand.py").write_text("def kernel(x): return x\n")
     monkeypatch.setenv("HOME", str(home))
     for var in ("XDG_CACHE_HOME", "PERFBENCH_BUILD_DIR", "TORCH_EXTENSIONS_DIR"):
         monkeypatch.delenv(var, raising=False)
-    # Only the paths each test names (the real interpreter lives in the real home).
-    monkeypatch.setattr(worker_view, "needed_paths", lambda extra=(): [os.path.realpath(p) for p in extra])
+    if only_extra:   # only the paths each test names (the real interpreter lives in the real home)
+        monkeypatch.setattr(worker_view, "needed_paths", lambda extra=(): [os.path.realpath(p) for p in extra])
     return home
 
 
-def test_only_needed_paths_under_home_are_exposed(tmp_path, monkeypatch):
+def test_the_root_holds_the_needed_paths_and_the_caches_as_overlays(tmp_path, monkeypatch):
     home = _home(tmp_path, monkeypatch)
     view = plan_view((str(home / "project" / "cand.py"), str(home / "project" / "task")))
-    assert view.hidden[0] == str(home)
     assert view.expose == (str(home / "project" / "cand.py"), str(home / "project" / "task"))
     assert view.caches == (str(home / ".cache" / "perfbench" / "torch_extensions"), str(home / ".cache" / "torch_extensions"))
     assert all(os.path.isdir(c) for c in view.caches)          # made, so they can be overlaid
-    script = hide_script(view, "/p/.hidden")
-    assert f"mount --bind {home} /p/.hidden/0\nmount -t tmpfs -o mode=755 tmpfs {home}\n" in script
-    assert f"touch {home}/project/cand.py; mount --bind /p/.hidden/0/project/cand.py {home}/project/cand.py" in script
-    after = overlay_caches_script(view, "/p/.hidden", "/p")
-    assert "lowerdir=/p/.hidden/0/.cache/perfbench/torch_extensions,upperdir=/p/.overlay/0/upper,workdir=/p/.overlay/0/work" in after
-    assert view.uid not in (None, 0) and after.rstrip().endswith(f"chown {view.uid}:{view.gid} /p")
-    assert f"chown -R {view.uid}:{view.gid} {home}/.cache/perfbench/torch_extensions" in after
+    script = root_script(view, "/p/.root", "/p")
+    assert "mount -t tmpfs -o mode=755 tmpfs /p/.root\n" in script and script.startswith("umask 022\n")
+    assert "mount --rbind /usr /p/.root/usr\n" in script and "mount -t proc proc /p/.root/proc\n" in script
+    assert f"touch /p/.root{home}/project/cand.py; mount --rbind {home}/project/cand.py /p/.root{home}/project/cand.py\n" in script
+    assert f"mkdir -p /p/.root{home}/project/task; mount --rbind {home}/project/task /p/.root{home}/project/task\n" in script
+    assert "mkdir -p /p/.root/p; mount --bind /p /p/.root/p\n" in script   # not recursive: the root is inside it
+    assert (f"lowerdir={home}/.cache/perfbench/torch_extensions,upperdir=/p/.overlay/0/upper,workdir=/p/.overlay/0/work "
+            f"/p/.root{home}/.cache/perfbench/torch_extensions\n") in script
+    assert view.uid not in (None, 0) and script.rstrip().endswith(f"chown {view.uid}:{view.gid} /p")
+    assert f"chown -R {view.uid}:{view.gid} /p/.root{home}/.cache/perfbench/torch_extensions" in script
+    assert "/home" not in {p for p in view.expose}   # the home itself is never bound: not in the root
 
 
-def test_closed_directories_above_a_needed_path_are_hidden_and_the_uid_still_switches(tmp_path, monkeypatch):
-    """A task in a directory other users cannot enter (mkdtemp's 700; pytest's own temporary
-    root is one too): that directory is hidden like the home, the task bound back."""
+def test_a_needed_path_inside_a_closed_directory_still_switches_the_uid(tmp_path, monkeypatch):
+    """mkdtemp's 700, pytest's temporary root: the directories on the way are the new root's own."""
     _home(tmp_path, monkeypatch)
     closed = tmp_path / "srv"
     (closed / "task").mkdir(parents=True)
     closed.chmod(0o700)
     view = plan_view((str(closed / "task"),))
-    top = closed_ancestor(str(closed / "task"))
-    assert top is not None and top in view.hidden and str(closed / "task") in view.expose
-    assert view.uid not in (None, 0)
+    assert view.expose == (str(closed / "task"),) and view.uid not in (None, 0)
 
 
 def test_uid_refused_when_a_needed_path_itself_is_closed_to_others(tmp_path, monkeypatch):
@@ -78,8 +78,33 @@ def test_paths_with_spaces_and_quotes_are_quoted(tmp_path, monkeypatch):
     odd = home / "it's a dir"
     odd.mkdir()
     view = plan_view((str(odd),))
-    assert f"mkdir -p '{home}/it'\"'\"'s a dir'" in hide_script(view, "/p/.hidden")
+    assert f"mkdir -p '/p/.root{home}/it'\"'\"'s a dir'" in root_script(view, "/p/.root", "/p")
 
 
-def test_the_interpreter_is_always_needed():
-    assert os.path.realpath(sys.base_prefix) in worker_view.needed_paths()
+def test_the_checkout_is_reduced_to_the_package_and_system_dirs_are_not_listed(tmp_path, monkeypatch):
+    """The worker's PYTHONPATH names perfbench's checkout (tasks, .git beside the package): only
+    the package is needed.  The interpreter is; /usr is bound whole, not per path."""
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    needed = worker_view.needed_paths(("/usr/bin/env",))
+    package = str(Path(perfbench.__file__).resolve().parent)
+    assert package in needed or any(package.startswith(p + "/") for p in needed)
+    assert os.path.dirname(package) not in needed
+    assert os.path.realpath(sys.base_prefix) in needed or os.path.realpath(sys.base_prefix).startswith("/usr")
+    assert str(tmp_path) in needed                      # the user's own PYTHONPATH is
+    assert not any(p == "/usr" or p.startswith("/usr/") for p in needed)
+
+
+def test_a_symlinked_task_file_is_bound_where_the_worker_opens_it(tmp_path, monkeypatch):
+    real = tmp_path / "shared" / "inputs.py"
+    real.parent.mkdir()
+    real.write_text("x = 1\n")
+    (tmp_path / "task").mkdir()
+    (tmp_path / "task" / "inputs.py").symlink_to(real)
+    assert str(tmp_path / "task" / "inputs.py") in worker_view.needed_paths((str(tmp_path / "task" / "inputs.py"),))
+
+
+def test_top_level_names_the_roots_entries(tmp_path):
+    view = worker_view.WorkerView(("/work/x/.venv", "/root/.pyenv"), ("/root/.cache/t",))
+    names = view.top_level("/tmp/perfbench-sandbox-x")
+    assert {"work", "root", "tmp", "proc", "dev", "usr", "etc"} <= names
+    assert not {"home", "opt", "srv", "var"} & names

@@ -42,6 +42,30 @@ def _read_reference():
             raise PermissionError("hidden")
 
 
+def _read_solution(path):
+    with open(path) as f:
+        if "def " not in f.read():
+            raise PermissionError("hidden")
+
+
+def _solution_from_git():
+    # the task's repository keeps every committed file in its objects
+    import subprocess
+
+    repo = os.environ.get("PB_TEST_REPO", "")
+    out = subprocess.run(["git", "-c", "safe.directory=*", "-C", repo, "show", "HEAD:task/solution.py"],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or "def " not in out.stdout:
+        raise PermissionError(out.stderr.strip()[-60:] or "nothing")
+
+
+def _solution_compiled():
+    # the scorer imported the solution once (validate, calibrate): its bytecode sits beside it
+    cache = os.path.join(os.environ.get("PB_TEST_TASK_DIR", ""), "__pycache__")
+    if not any(n.startswith("solution.") for n in os.listdir(cache)):
+        raise PermissionError("no bytecode")
+
+
 def _signal_others():
     hit = 0
     for e in os.listdir("/proc"):
@@ -100,7 +124,9 @@ def _poison_cache():
 for _name, _fn in [("read_home", _read_home), ("leave_cores", _leave_cores), ("write_perfbench", _write_perfbench), ("write_task", _write_task),
                    ("read_reference", _read_reference), ("signal_others", _signal_others),
                    ("scorer_memory", _scorer_memory), ("leave_cgroup", _leave_cgroup),
-                   ("network", _network), ("shared_tmp", _shared_tmp)]:
+                   ("network", _network), ("shared_tmp", _shared_tmp),
+                   ("solution_from_git", _solution_from_git), ("solution_compiled", _solution_compiled),
+                   ("solution_in_another_checkout", lambda: _read_solution(os.environ.get("PB_TEST_OTHER_COPY", "")))]:
     attempt(_name, _fn)
 try:   # the cache is writable (torch's loader takes a lock there): the test checks where it went
     _poison_cache()
