@@ -1,0 +1,87 @@
+"""One benchmark's result in a pytest run, and the pytest-benchmark JSON layout it is written in
+(so dashboards and CI actions that read pytest-benchmark output read ours), with perfbench's
+own fields (raw samples, the paired comparison, the verdict) under `extra_info.perfbench`."""
+from __future__ import annotations
+
+import datetime
+import platform
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from .judge import Judgement
+from .store import STORE_SCHEMA
+
+SINGLE, PAIRED = "single", "paired"
+
+
+@dataclass(frozen=True)
+class BenchRecord:
+    fullname: str                       # the test's node id
+    name: str
+    kind: str                           # SINGLE: one function timed; PAIRED: baseline vs candidate, AB-BA
+    samples_ns: tuple[float, ...]       # per-iteration times of the function (the candidate when paired)
+    baseline_ns: tuple[float, ...] = ()
+    judgement: Judgement | None = None  # against the baseline (paired) or a saved run (unpaired)
+    params: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in (SINGLE, PAIRED):
+            raise ValueError(f"kind must be {SINGLE} or {PAIRED}, got {self.kind!r}")
+        if len(self.samples_ns) < 2 or min(self.samples_ns) <= 0:
+            raise ValueError(f"{self.fullname}: needs at least 2 positive samples")
+        if (self.kind == PAIRED) != bool(self.baseline_ns):
+            raise ValueError(f"{self.fullname}: baseline samples go with a paired record only")
+
+    @property
+    def median_s(self) -> float:
+        return float(np.median(self.samples_ns)) / 1e9
+
+
+def _stats(samples_ns: tuple[float, ...]) -> dict[str, Any]:
+    """pytest-benchmark's `stats` block, in seconds; a round is one timed block (per iteration)."""
+    x = np.asarray(samples_ns, float) / 1e9
+    q1, median, q3 = (float(v) for v in np.percentile(x, [25, 50, 75]))
+    iqr = q3 - q1
+    mean, std = float(x.mean()), float(x.std(ddof=1))
+    low, high = q1 - 1.5 * iqr, q3 + 1.5 * iqr
+    return {"min": float(x.min()), "max": float(x.max()), "mean": mean, "stddev": std, "rounds": len(x),
+            "median": median, "iqr": iqr, "q1": q1, "q3": q3,
+            "iqr_outliers": int(((x < low) | (x > high)).sum()),
+            "stddev_outliers": int((abs(x - mean) > std).sum()),
+            "outliers": f"{int((abs(x - mean) > std).sum())};{int(((x < low) | (x > high)).sum())}",
+            "ld15iqr": float(x[x >= low].min()), "hd15iqr": float(x[x <= high].max()),
+            "ops": 1.0 / mean, "total": float(x.sum()), "iterations": 1, "data": [float(v) for v in x]}
+
+
+def _perfbench_info(r: BenchRecord) -> dict[str, Any]:
+    info: dict[str, Any] = {"kind": r.kind, "samples_ns": list(r.samples_ns)}
+    if r.kind == PAIRED:
+        info["baseline_samples_ns"] = list(r.baseline_ns)
+    if r.judgement is not None:
+        j = r.judgement
+        info["comparison"] = {"speedup": j.speedup, "ci": list(j.ci), "paired": j.paired, "threshold": j.threshold,
+                              "significant": j.significant, "regression": j.regression, "summary": j.describe()}
+    return info
+
+
+def benchmark_document(records: list[BenchRecord], *, machine_key: str, fingerprint: dict[str, Any],
+                       malloc: str = "system", commit_info: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole run in pytest-benchmark's layout (`machine_info`, `commit_info`, `benchmarks`,
+    `datetime`, `version`) plus a `perfbench` block (what the saved-run store reads back)."""
+    host = fingerprint.get("host", {})
+    machine_info = {"node": platform.node(), "processor": platform.processor(), "machine": platform.machine(),
+                    "python_implementation": platform.python_implementation(),
+                    "python_version": platform.python_version(), "python_compiler": platform.python_compiler(),
+                    "release": platform.release(), "system": platform.system(),
+                    "cpu": {"brand_raw": host.get("cpu_model"), "count": host.get("cpu_count")}}
+    benchmarks = [{"group": None, "name": r.name, "fullname": r.fullname, "params": r.params, "param": None,
+                   "extra_info": {"perfbench": _perfbench_info(r)},
+                   "options": {"timer": "perfbench", "disable_gc": False, "warmup": True},
+                   "stats": _stats(r.samples_ns)} for r in records]
+    return {"machine_info": machine_info, "commit_info": commit_info or {}, "benchmarks": benchmarks,
+            "datetime": datetime.datetime.now(datetime.timezone.utc).isoformat(), "version": f"perfbench-{__version__}",
+            "perfbench": {"store_schema": STORE_SCHEMA, "machine_key": machine_key, "fingerprint": fingerprint,
+                          "malloc": malloc}}
