@@ -77,8 +77,11 @@ class PerfbenchSession:
 
     @functools.cached_property
     def fingerprint(self) -> dict[str, Any]:
+        """This machine, GPU included when there is one (saved runs are keyed by it)."""
+        import torch
+
         from ..device.fingerprint import fingerprint
-        return fingerprint("cpu")
+        return fingerprint("cuda" if torch.cuda.is_available() else "cpu")
 
     @functools.cached_property
     def malloc(self) -> str:
@@ -111,8 +114,10 @@ def _settings(node: pytest.Item) -> dict[str, Any]:
         if want is None:
             pytest.fail(f"{node.nodeid}: @pytest.mark.perfbench has no setting {key!r} "
                         f"(known: {', '.join(MARKER_KWARGS)})", pytrace=False)
-        if not isinstance(value, want) or isinstance(value, bool) or (want is float and not isinstance(value, (int, float))):
-            pytest.fail(f"{node.nodeid}: @pytest.mark.perfbench {key}={value!r}: expected {want.__name__}", pytrace=False)
+        fits = isinstance(value, (int, float) if want is float else want) and not isinstance(value, bool)
+        if not fits or (key == "threshold" and not 0 <= value < 10):
+            expected = "a fraction >= 0, e.g. 0.05" if key == "threshold" else want.__name__
+            pytest.fail(f"{node.nodeid}: @pytest.mark.perfbench {key}={value!r}: expected {expected}", pytrace=False)
         out[key] = value
     return out
 

@@ -117,11 +117,20 @@ def test_marker_settings_are_validated(pytester):
         @pytest.mark.perfbench(min_pairs=2)
         def test_too_few(perfbench):
             perfbench(lambda x: x, lambda seed: (seed,))
+
+        @pytest.mark.perfbench(threshold=-0.1)
+        def test_negative(perfbench):
+            perfbench(lambda x: x, lambda seed: (seed,))
+
+        @pytest.mark.perfbench(threshold=1, max_pairs=6, time_budget_s=1)   # ints where floats go: fine
+        def test_ints(perfbench):
+            assert perfbench(lambda x: x, lambda seed: (seed,)) == 0
     """)
     result = pytester.runpytest()
-    result.assert_outcomes(errors=2)   # at the fixture's setup, before anything is timed
+    result.assert_outcomes(errors=3, passed=1)   # errors at the fixture's setup, before anything is timed
     result.stdout.fnmatch_lines(["*@pytest.mark.perfbench has no setting 'treshold' (known: threshold, *",
-                                 "*@pytest.mark.perfbench: min_pairs must be >= 5*"])
+                                 "*@pytest.mark.perfbench: min_pairs must be >= 5*",
+                                 "*@pytest.mark.perfbench threshold=-0.1: expected a fraction >= 0, e.g. 0.05*"])
 
 
 def test_disable_calls_each_function_once_and_times_nothing(pytester):
