@@ -47,11 +47,10 @@ def _stats(samples_ns: tuple[float, ...]) -> dict[str, Any]:
     iqr = q3 - q1
     mean, std = float(x.mean()), float(x.std(ddof=1))
     low, high = q1 - 1.5 * iqr, q3 + 1.5 * iqr
+    n_iqr, n_std = int(((x < low) | (x > high)).sum()), int((abs(x - mean) > std).sum())
     return {"min": float(x.min()), "max": float(x.max()), "mean": mean, "stddev": std, "rounds": len(x),
-            "median": median, "iqr": iqr, "q1": q1, "q3": q3,
-            "iqr_outliers": int(((x < low) | (x > high)).sum()),
-            "stddev_outliers": int((abs(x - mean) > std).sum()),
-            "outliers": f"{int((abs(x - mean) > std).sum())};{int(((x < low) | (x > high)).sum())}",
+            "median": median, "iqr": iqr, "q1": q1, "q3": q3, "iqr_outliers": n_iqr, "stddev_outliers": n_std,
+            "outliers": f"{n_std};{n_iqr}",
             "ld15iqr": float(x[x >= low].min()), "hd15iqr": float(x[x <= high].max()),
             "ops": 1.0 / mean, "total": float(x.sum()), "iterations": 1, "data": [float(v) for v in x]}
 
