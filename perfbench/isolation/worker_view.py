@@ -1,8 +1,8 @@
 """What a sandboxed worker sees of the filesystem, and which user it runs as.
 
 - **An allow-list root.**  The worker's `/` is a fresh tmpfs that holds only the system
-  directories (`SYSTEM_DIRS`: programs, libraries, compilers, /etc), /dev, /sys, a /proc of its
-  own PID namespace, and, bound read-only at their own paths, the paths it needs: the
+  directories (`SYSTEM_DIRS`: programs, libraries, compilers, /etc), /sys, a /proc of its own
+  PID namespace, a /dev of its own (null, zero, random, ..., the GPU's nodes; no disks), and, bound read-only at their own paths, the paths it needs: the
   interpreter's prefix, the venv, the entries of its own `sys.path` (perfbench's checkout reduced
   to the package), the task's files it reads and the candidate.  Everything else does not exist
   there: the scorer's home, the repository around the task (its git objects), other checkouts,
@@ -24,6 +24,7 @@ into the new root and drops privileges (sandbox.py); every path in it is quoted.
 from __future__ import annotations
 
 import functools
+import glob
 import json
 import os
 import pwd
@@ -42,7 +43,12 @@ UNPRIVILEGED_USER = "nobody"
 _FALLBACK_ID = 65534   # nobody/nogroup on nearly every Linux
 # Shared by every program on the machine, never a user's or a task's files: bound whole.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
-KERNEL_DIRS = ("/dev", "/sys")   # bound whole (devices for CUDA; CPU topology); /proc made afresh
+KERNEL_DIRS = ("/sys",)   # bound whole (CPU topology, PCI for CUDA); /proc and /dev made afresh
+# /dev is an allow-list too: a worker left at uid 0 (without capabilities, where the uid could
+# not switch) could still open the raw disk by owner permission and read any file's bytes.
+DEVICE_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+DEVICE_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+                "stderr": "/proc/self/fd/2"}
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ class WorkerView:
 
     def top_level(self, private_dir: str) -> set[str]:
         """The names the worker's `/` may hold (what its probe of `/` is compared with)."""
-        names = {d.lstrip("/") for d in (*SYSTEM_DIRS, *KERNEL_DIRS) if os.path.lexists(d)} | {"proc", "tmp"}
+        names = {d.lstrip("/") for d in (*SYSTEM_DIRS, *KERNEL_DIRS) if os.path.lexists(d)} | {"dev", "proc", "tmp"}
         return names | {Path(p).parts[1] for p in (*self.expose, *self.caches, private_dir) if len(Path(p).parts) > 1}
 
 
@@ -158,6 +164,17 @@ def _bind(source: str, target: str) -> str:
     return f"{make}; mount --rbind {q(source)} {q(target)}"
 
 
+def _dev_script(dev: str) -> list[str]:
+    """A /dev of its own: the harmless character devices, the GPU's (/dev/nvidia*, for CUDA),
+    the /proc links, and empty shm and pts (sandbox.py mounts a fresh shm)."""
+    q = shlex.quote
+    nodes = [f"/dev/{n}" for n in DEVICE_NODES] + sorted(glob.glob("/dev/nvidia*"))
+    lines = [f"mkdir {q(dev)}; mount -t tmpfs -o mode=755 tmpfs {q(dev)}; mkdir {q(dev + '/shm')} {q(dev + '/pts')}"]
+    lines += [_bind(n, dev + n[len("/dev"):]) for n in nodes if os.path.exists(n)]
+    lines += [f"ln -s {q(target)} {q(f'{dev}/{name}')}" for name, target in DEVICE_LINKS.items()]
+    return lines
+
+
 def root_script(view: WorkerView, root: str, private_dir: str) -> str:
     """Build the worker's root at `root` (an empty directory; the new tmpfs goes on it): the
     system and kernel directories, the exposed paths, the private directory (writable), each
@@ -171,6 +188,7 @@ def root_script(view: WorkerView, root: str, private_dir: str) -> str:
         elif os.path.isdir(d):
             lines.append(_bind(d, root + d))
     lines.append(f"mkdir {q(root + '/proc')} {q(root + '/tmp')}; mount -t proc proc {q(root + '/proc')}")
+    lines += _dev_script(root + "/dev")
     lines += [_bind(p, root + p) for p in view.expose]
     # not recursive: `root` itself is a mount inside the private directory
     lines.append(f"mkdir -p {q(root + private_dir)}; mount --bind {q(private_dir)} {q(root + private_dir)}")

@@ -43,6 +43,10 @@ def test_the_root_holds_the_needed_paths_and_the_caches_as_overlays(tmp_path, mo
     script = root_script(view, "/p/.root", "/p")
     assert "mount -t tmpfs -o mode=755 tmpfs /p/.root\n" in script and script.startswith("umask 022\n")
     assert "mount --rbind /usr /p/.root/usr\n" in script and "mount -t proc proc /p/.root/proc\n" in script
+    # /dev is an allow-list of its own: the harmless nodes bound, never the host's /dev whole
+    assert "mount -t tmpfs -o mode=755 tmpfs /p/.root/dev;" in script and " /dev /p/.root/dev" not in script
+    assert "touch /p/.root/dev/null; mount --rbind /dev/null /p/.root/dev/null\n" in script
+    assert "ln -s /proc/self/fd /p/.root/dev/fd\n" in script
     assert f"touch /p/.root{home}/project/cand.py; mount --rbind {home}/project/cand.py /p/.root{home}/project/cand.py\n" in script
     assert f"mkdir -p /p/.root{home}/project/task; mount --rbind {home}/project/task /p/.root{home}/project/task\n" in script
     assert "mkdir -p /p/.root/p; mount --bind /p /p/.root/p\n" in script   # not recursive: the root is inside it

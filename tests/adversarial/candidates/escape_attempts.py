@@ -66,6 +66,15 @@ def _solution_compiled():
         raise PermissionError("no bytecode")
 
 
+def _block_devices():
+    # a raw disk holds every file's bytes; uid 0 (where the uid cannot switch) opens it by owner permission
+    import stat
+
+    disks = [n for n in os.listdir("/dev") if stat.S_ISBLK(os.stat(os.path.join("/dev", n)).st_mode)]
+    if not disks:
+        raise FileNotFoundError("no block device in /dev")
+
+
 def _signal_others():
     hit = 0
     for e in os.listdir("/proc"):
@@ -126,7 +135,8 @@ for _name, _fn in [("read_home", _read_home), ("leave_cores", _leave_cores), ("w
                    ("scorer_memory", _scorer_memory), ("leave_cgroup", _leave_cgroup),
                    ("network", _network), ("shared_tmp", _shared_tmp),
                    ("solution_from_git", _solution_from_git), ("solution_compiled", _solution_compiled),
-                   ("solution_in_another_checkout", lambda: _read_solution(os.environ.get("PB_TEST_OTHER_COPY", "")))]:
+                   ("solution_in_another_checkout", lambda: _read_solution(os.environ.get("PB_TEST_OTHER_COPY", ""))),
+                   ("block_devices", _block_devices)]:
     attempt(_name, _fn)
 try:   # the cache is writable (torch's loader takes a lock there): the test checks where it went
     _poison_cache()
