@@ -29,6 +29,15 @@ class Judgement:
         if not (self.speedup > 0 and 0 < self.ci[0] <= self.ci[1]):
             raise ValueError(f"speedup {self.speedup} with CI {self.ci}: must be positive and ordered")
 
+    def to_dict(self) -> dict:
+        return {"speedup": self.speedup, "ci": list(self.ci), "paired": self.paired, "threshold": self.threshold,
+                "regression": self.regression, "significant": self.significant}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Judgement":
+        return cls(float(d["speedup"]), (float(d["ci"][0]), float(d["ci"][1])), bool(d["paired"]),
+                   float(d["threshold"]), bool(d["regression"]), bool(d["significant"]))
+
     @property
     def slowdown(self) -> float:
         """How much slower, as a fraction (0.25: 25% slower); negative when faster."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 import platform
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -14,26 +14,46 @@ from .. import __version__
 from .judge import Judgement
 from .store import STORE_SCHEMA
 
-SINGLE, PAIRED = "single", "paired"
+SINGLE, PAIRED, AGAINST = "single", "paired", "against"
+KINDS = (SINGLE, PAIRED, AGAINST)
 
 
 @dataclass(frozen=True)
 class BenchRecord:
     fullname: str                       # the test's node id
     name: str
-    kind: str                           # SINGLE: one function timed; PAIRED: baseline vs candidate, AB-BA
+    kind: str                           # SINGLE: one function timed; PAIRED: baseline vs candidate, AB-BA;
+                                        # AGAINST: the function vs its version at a git revision, AB-BA
     samples_ns: tuple[float, ...]       # per-iteration times of the function (the candidate when paired)
-    baseline_ns: tuple[float, ...] = ()
-    judgement: Judgement | None = None  # against the baseline (paired) or a saved run (unpaired)
+    baseline_ns: tuple[float, ...] = ()  # the other side's, paired block by block (PAIRED, AGAINST)
+    judgement: Judgement | None = None  # against the baseline, the revision (paired) or a saved run (unpaired)
+    reference: str = ""                 # what it was compared with, for people ("baseline", "main (3f2a..)")
+    note: str = ""                      # why there is no comparison, when there is none
+    window_s: tuple[float, float] | None = None   # when it was measured (Unix time, start and end)
+    processes: tuple[int, ...] = ()     # AGAINST: per pair, which pair of processes measured it
     params: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in (SINGLE, PAIRED):
-            raise ValueError(f"kind must be {SINGLE} or {PAIRED}, got {self.kind!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
         if len(self.samples_ns) < 2 or min(self.samples_ns) <= 0:
             raise ValueError(f"{self.fullname}: needs at least 2 positive samples")
-        if (self.kind == PAIRED) != bool(self.baseline_ns):
+        if (self.kind != SINGLE) != bool(self.baseline_ns):
             raise ValueError(f"{self.fullname}: baseline samples go with a paired record only")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (what pytest-xdist carries from a worker to the controller)."""
+        d = asdict(self)
+        d["judgement"] = None if self.judgement is None else self.judgement.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BenchRecord":
+        j = d.get("judgement")
+        return cls(**{**d, "samples_ns": tuple(d["samples_ns"]), "baseline_ns": tuple(d.get("baseline_ns", ())),
+                      "processes": tuple(d.get("processes", ())),
+                      "window_s": tuple(d["window_s"]) if d.get("window_s") else None,
+                      "judgement": None if j is None else Judgement.from_dict(j)})
 
     @property
     def median_s(self) -> float:
@@ -57,8 +77,15 @@ def _stats(samples_ns: tuple[float, ...]) -> dict[str, Any]:
 
 def _perfbench_info(r: BenchRecord) -> dict[str, Any]:
     info: dict[str, Any] = {"kind": r.kind, "samples_ns": list(r.samples_ns)}
-    if r.kind == PAIRED:
+    if r.baseline_ns:
         info["baseline_samples_ns"] = list(r.baseline_ns)
+    for key in ("reference", "note"):
+        if getattr(r, key):
+            info[key] = getattr(r, key)
+    if r.processes:
+        info["processes"] = list(r.processes)
+    if r.window_s is not None:
+        info["measured_unix_s"] = list(r.window_s)
     if r.judgement is not None:
         j = r.judgement
         info["comparison"] = {"speedup": j.speedup, "ci": list(j.ci), "paired": j.paired, "threshold": j.threshold,

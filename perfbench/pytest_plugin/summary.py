@@ -1,8 +1,7 @@
 """The terminal table at the end of a pytest run: one row per benchmark."""
 from __future__ import annotations
 
-from .records import PAIRED, BenchRecord
-from .store import SavedRun
+from .records import BenchRecord
 
 
 def _time(seconds: float) -> str:
@@ -12,14 +11,13 @@ def _time(seconds: float) -> str:
     return f"{seconds / 1e-9:.1f} ns"
 
 
-def summary_lines(records: list[BenchRecord], *, saved: SavedRun | None) -> list[str]:
+def summary_lines(records: list[BenchRecord]) -> list[str]:
     rows = [("benchmark", "median", "against", "speedup", "95% CI", "verdict")]
     for r in records:
         j = r.judgement
-        against = "baseline (paired)" if r.kind == PAIRED else (saved.path.stem if saved and j else "-")
+        against = f"{r.reference} ({'paired' if j.paired else 'unpaired'})" if j is not None else "-"
         if j is None:
-            verdict = "not in the saved run" if saved is not None and r.kind != PAIRED else "timed"
-            rows.append((r.name, _time(r.median_s), against, "-", "-", verdict))
+            rows.append((r.name, _time(r.median_s), against, "-", "-", r.note or "timed"))
             continue
         verdict = (f"REGRESSION ({j.slowdown:.1%} slower)" if j.regression
                    else "slower, within threshold" if j.speedup < 1 and j.significant
