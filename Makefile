@@ -18,4 +18,10 @@ demo: install
 test: install
 	$(VENV)/bin/python -m pytest -q
 
-.PHONY: install demo test
+# Optional: Scorch (docs/scorch.md) from the user's own clone.  Only an editable install without
+# build isolation works: its setup.py imports torch, and at import it looks for its source tree.
+scorch: install
+	@test -n "$(SCORCH_SRC)" || { echo "usage: make scorch SCORCH_SRC=/path/to/scorch-clone" >&2; exit 2; }
+	$(VENV)/bin/pip install -q -c constraints.txt --no-build-isolation -e "$(SCORCH_SRC)"
+
+.PHONY: install demo test scorch

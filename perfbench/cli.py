@@ -303,5 +303,10 @@ def clocks_reset(device):
     click.echo(reset_stale(nvml, bus))
 
 
+from .cli_scorch import scorch  # noqa: E402 - registered after main exists
+
+main.add_command(scorch)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,1 @@
+"""Sparse kernel comparisons (`perfbench scorch compare`): cases, variants, the dense gate."""

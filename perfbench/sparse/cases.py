@@ -1,0 +1,135 @@
+"""Sparse comparison cases: which operation, on which operand formats, with which sparsity.
+
+A `SparseCase` is a frozen spec; `operands(case)` draws its dense operands (seeded, with the
+sparsity pattern applied to the sparse ones) and `reference(case, operands)` computes the answer
+in float64 with dense PyTorch, the gate every variant (PyTorch's or Scorch's) must pass before
+it is timed.  Patterns follow the shapes real sparse inputs take (TensorBench draws the same
+kinds): uniform, power-law row lengths, banded, and rows left empty.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+# op -> (expression, which operands are sparse).  Shapes: A is (m, k); B is (k, n); x is (k,).
+OPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "spmv": ("y(i) = A(i,j) * x(j)", ("A",)),
+    "spmm": ("C(i,k) = A(i,j) * B(j,k)", ("A",)),
+    "spmspm": ("C(i,k) = A(i,j) * B(j,k)", ("A", "B")),
+    "sddmm": ("C(i,k) = S(i,k) * A(i,j) * B(j,k)", ("S",)),
+}
+FORMATS = ("dense", "csr", "dcsr", "coo")
+PATTERNS = ("uniform", "power_law", "banded", "empty_rows")
+
+
+class CaseError(ValueError):
+    """A case that cannot be built (the message names the field)."""
+
+
+class NotApplicable(Exception):
+    """A variant has no implementation of this op / format (the message says which)."""
+
+
+@dataclass(frozen=True)
+class SparseCase:
+    op: str
+    fmt: str                # the sparse operands' format
+    density: float          # fraction of nonzeros in each sparse operand
+    shape: tuple[int, int, int] = (1024, 1024, 64)   # m, k, n (n unused by spmv)
+    pattern: str = "uniform"
+    seed: int = 0
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        if self.op not in OPS:
+            raise CaseError(f"op {self.op!r}: expected one of {', '.join(OPS)}")
+        if self.fmt not in FORMATS:
+            raise CaseError(f"format {self.fmt!r}: expected one of {', '.join(FORMATS)}")
+        if self.pattern not in PATTERNS:
+            raise CaseError(f"pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
+        if not 0 < self.density <= 1:
+            raise CaseError(f"density {self.density}: expected a fraction in (0, 1]")
+        if len(self.shape) != 3 or min(self.shape) < 1:
+            raise CaseError(f"shape {self.shape}: expected three positive sizes m,k,n")
+        if self.dtype not in ("float32", "float64"):
+            raise CaseError(f"dtype {self.dtype!r}: expected float32 or float64")
+
+    @property
+    def label(self) -> str:
+        m, k, n = self.shape
+        dims = f"{m}x{k}" if self.op == "spmv" else f"{m}x{k}x{n}"
+        return f"{self.op} {self.fmt} d={self.density:g} {dims} {self.pattern}"
+
+
+def sparsity_mask(rows: int, cols: int, density: float, pattern: str, rng: np.random.Generator) -> np.ndarray:
+    """A boolean (rows, cols) mask with about density * rows * cols True entries."""
+    target = max(1, round(density * rows * cols))
+    if pattern == "banded":   # a diagonal band wide enough for the target count
+        width = max(0, math.ceil(target / max(rows, 1) / 2))
+        i, j = np.ogrid[:rows, :cols]
+        centre = (i * cols) // max(rows, 1)
+        return np.abs(j - centre) <= width
+    if pattern == "uniform":
+        weights = np.ones(rows)
+    elif pattern == "power_law":   # row lengths ~ 1/(r+1): a few long rows, many short ones
+        weights = 1.0 / np.arange(1, rows + 1)
+        rng.shuffle(weights)
+    else:                          # empty_rows: half the rows hold everything
+        weights = (rng.random(rows) < 0.5).astype(float)
+        weights[rng.integers(rows)] = 1.0
+    lengths = np.minimum(cols, rng.multinomial(target, weights / weights.sum()))
+    mask = np.zeros((rows, cols), dtype=bool)
+    for r in np.flatnonzero(lengths):
+        mask[r, rng.choice(cols, size=lengths[r], replace=False)] = True
+    return mask
+
+
+def operands(case: SparseCase) -> dict[str, torch.Tensor]:
+    """The case's operands as dense tensors (zeros where the pattern has none)."""
+    m, k, n = case.shape
+    rng = np.random.default_rng(case.seed)
+    shapes = {"spmv": {"A": (m, k), "x": (k,)}, "sddmm": {"S": (m, n), "A": (m, k), "B": (k, n)}}.get(
+        case.op, {"A": (m, k), "B": (k, n)})
+    sparse = OPS[case.op][1]
+    out = {}
+    for name, shape in shapes.items():
+        values = rng.standard_normal(shape)
+        if name in sparse:
+            values = values * sparsity_mask(*shape, case.density, case.pattern, rng)
+        out[name] = torch.from_numpy(values).to(getattr(torch, case.dtype))
+    return out
+
+
+def reference(case: SparseCase, ops: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The answer in float64, by dense PyTorch (the gate's oracle)."""
+    d = {name: t.to(torch.float64) for name, t in ops.items()}
+    if case.op == "spmv":
+        return d["A"] @ d["x"]
+    if case.op == "sddmm":
+        return d["S"] * (d["A"] @ d["B"])
+    return d["A"] @ d["B"]
+
+
+def tolerances(dtype: str, k: int) -> tuple[float, float]:
+    """(rtol, atol) for a result summed over k products: Scorch compiles with -ffast-math
+    (reassociated sums), so the bound grows with the reduction length."""
+    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    return 64 * eps * math.sqrt(k), 64 * eps * math.sqrt(k)
+
+
+def torch_layout(fmt: str, t: torch.Tensor) -> torch.Tensor:
+    """A dense operand in torch's layout for `fmt` (dense, csr, coo); what torch.sparse runs on
+    and what Scorch's from_torch reads without a conversion kernel."""
+    if fmt == "dense":
+        return t.contiguous()
+    with warnings.catch_warnings():   # "CSR support is in beta": noise in a comparison's output
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+        if fmt == "csr":
+            return t.to_sparse_csr()
+        if fmt == "coo":
+            return t.to_sparse_coo().coalesce()
+    raise NotApplicable(f"no torch layout for {fmt}")
