@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -18,10 +19,17 @@ from . import __version__
 from .errors import EXIT_USAGE, PerfbenchError
 
 
+def _terminate(signum, frame) -> None:
+    # SIGTERM (a batch system's timeout, `kill`) unwinds like Ctrl-C: every `with` closes its
+    # workers (killed, thawed, their cgroups and directories removed) instead of leaving them.
+    raise SystemExit(128 + signum)
+
+
 class _Group(click.Group):
     """Turns perfbench's own errors into one line on stderr and their exit code."""
 
     def invoke(self, ctx):
+        signal.signal(signal.SIGTERM, _terminate)
         try:
             return super().invoke(ctx)
         except PerfbenchError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -58,6 +59,7 @@ class WorkerClient:
                  hide: tuple[str, ...] = (), expose: tuple[str, ...] = (), threading: CpuThreading | None = None):
         self.label = label
         self.untrusted = untrusted
+        self._owns_log_dir = log_dir is None   # removed at close: thousands of scores leave no trace
         self._log_dir = log_dir or Path(tempfile.mkdtemp(prefix="perfbench-worker-"))
         self.log_path = self._log_dir / f"{label}.log"
         cpus = threading.cpus if threading is not None else None
@@ -212,6 +214,8 @@ class WorkerClient:
         self.input_arena.close()
         self.output_table.close()
         self.plan.remove()
+        if self._owns_log_dir:   # (callers read log_tail() before closing)
+            shutil.rmtree(self._log_dir, ignore_errors=True)
 
     def __enter__(self) -> "WorkerClient":
         return self

@@ -155,3 +155,44 @@ def test_selfcheck_cuda_without_gpu_fails_cleanly(run_cli):
         pytest.skip("this machine has CUDA")
     proc = run_cli("selfcheck", "--device", "cuda", "--quick")
     _one_line(proc, 2, "no CUDA device")
+
+
+def test_a_score_leaves_nothing_in_tmp(tmp_path):
+    """Thousands of scores must not leave thousands of worker directories (they did: one log
+    directory per worker, never removed)."""
+    import os
+    import subprocess
+    import sys
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]), TMPDIR=str(tmp))
+    proc = subprocess.run([sys.executable, "-m", "perfbench.cli", "score", str(TASK),
+                           str(FIX / "candidates" / "honest_fast.py"), "--quiet", *FAST],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp.iterdir()) == []
+
+
+def test_sigterm_closes_the_workers_like_ctrl_c(tmp_path):
+    """A batch system's timeout sends SIGTERM: the scorer unwinds and closes its workers
+    (before, they were left running, frozen ones forever) and exits 143."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]), TMPDIR=str(tmp))
+    proc = subprocess.Popen([sys.executable, "-m", "perfbench.cli", "score", str(TASK),
+                             str(FIX / "candidates" / "honest_fast.py"), "--quiet", "--pairs", "60", "--max-pairs", "60",
+                             "--budget", "60", "--processes", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while len(list(tmp.glob("perfbench-worker-*"))) < 2 and time.monotonic() < deadline:   # both workers started
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert sorted(p.name for p in tmp.iterdir()) == []
