@@ -37,6 +37,7 @@ def device_key(device: str, fingerprint: dict, threads: int | None = None) -> st
 class SRef:
     value: float
     source: str       # where it came from, for the result and the report
+    invalid: tuple[str, ...] = ()   # why calibration marked the task invalid on this device
 
 
 def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
@@ -53,7 +54,19 @@ def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
     value = entry.get("s_ref")
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 1:
         raise UsageError(f"{path}: [tasks.{task}] s_ref must be a number > 1, got {value!r}")
-    return SRef(float(value), f"bench_configs/{path.name}")
+    invalid = () if entry.get("valid", True) else tuple(entry.get("invalid_because", ["marked invalid"]))
+    return SRef(float(value), f"bench_configs/{path.name}", invalid)
+
+
+def entry(task: str, key: str, directory: Path | None = None) -> dict:
+    """The raw [tasks.TASK] table of KEY.toml ({} when there is none)."""
+    path = (directory or default_dir()) / f"{key}.toml"
+    if not path.is_file():
+        return {}
+    try:
+        return dict(tomllib.loads(path.read_text()).get("tasks", {}).get(task, {}))
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: invalid TOML: {exc}") from None
 
 
 def write(key: str, entries: list, directory: Path | None = None) -> Path:
@@ -78,7 +91,7 @@ def write(key: str, entries: list, directory: Path | None = None) -> Path:
     for e in entries:
         tasks[e.task] = {"s_ref": round(e.s_ref, 4), "ci": [round(e.ci_low, 4), round(e.ci_high, 4)],
                          "runs": [round(x, 4) for x in e.runs], "pairs": e.n_pairs, "measured": today,
-                         "perfbench": __version__}
+                         "perfbench": __version__, **dict(getattr(e, "extra", ()))}
     lines = [f"# s_ref per task on {key}, written by `perfbench calibrate`.", f'device = "{key}"', ""]
     for name in sorted(tasks):
         t = tasks[name]
@@ -97,4 +110,6 @@ def _toml_value(v) -> str:
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, list):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, bool):
+        return "true" if v else "false"
     return repr(v)

@@ -196,24 +196,42 @@ def validate(task_dir, device, pairs, as_json, quiet):
 
 
 @main.command()
-@click.argument("task_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--device", default=None, help="cpu or cuda[:N] (default: each task's device).")
+@click.argument("task_dirs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--plan", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="A calibration plan (calibrate/cpu.toml, calibrate/gpu.toml) instead of TASK_DIRS.")
+@click.option("--device", default=None, help="cpu or cuda[:N] (default: each task's device / the plan's).")
 @click.option("--pairs", type=int, default=None, help="Minimum AB-BA pairs (>= 5).")
 @click.option("--out-dir", type=click.Path(path_type=Path), default=None,
               help="Where the per-device TOML goes (default: the repository's bench_configs/).")
 @click.option("--runs", type=click.IntRange(1, 50), default=3, show_default=True,
-              help="Independent scorings per task; s_ref is their median.")
+              help="Independent scorings per task; s_ref is their median (a plan sets its own).")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def calibrate(task_dirs, device, pairs, out_dir, runs, quiet):
-    """Measure each task's s_ref on this machine and write it to bench_configs/<device>.toml."""
-    from .pipeline.calibrate import calibrate as run_calibrate
+def calibrate(task_dirs, plan, device, pairs, out_dir, runs, quiet):
+    """Measure each task's s_ref on this machine and write it to bench_configs/<device>.toml.
 
-    paths, found = run_calibrate(list(task_dirs), _score_config(pairs=pairs, device=device), out_dir=out_dir,
-                                runs=runs, log=_log(quiet))
+    With --plan: also the starter and an A/A noise floor per task, a validity verdict, the TOML
+    written after every task, and a rerun resumes where an interrupted one stopped."""
+    from .errors import UsageError
+    from .pipeline.calibrate import calibrate as run_calibrate
+    from .pipeline.calibrate import calibrate_plan
+    from .pipeline.calibration_plan import CalibrationPlan
+
+    if (plan is None) == (not task_dirs):
+        raise UsageError("calibrate: give TASK_DIRS or --plan FILE (one of them)")
+    cfg = _score_config(pairs=pairs, device=device)
+    if plan is not None:
+        paths, found = calibrate_plan(CalibrationPlan.load(plan), cfg, out_dir=out_dir, log=_log(quiet))
+    else:
+        paths, found = run_calibrate(list(task_dirs), cfg, out_dir=out_dir, runs=runs, log=_log(quiet))
     for c in found:
         spread = ", ".join(f"{x:.3f}" for x in c.runs)
+        extra = dict(c.extra)
+        verdict = "" if "valid" not in extra else ("  valid" if extra["valid"] else
+                                                   "  INVALID: " + "; ".join(extra["invalid_because"]))
+        floor = f"; A/A {extra['noise_floor'][0]:.3f}" if extra.get("noise_floor") else ""
+        starter = f"; starter {extra['starter'][0]:.3f}" if extra.get("starter") else ""
         click.echo(f"{c.task:<20} s_ref {c.s_ref:.3f}  (runs {spread}; CIs span [{c.ci_low:.3f}, {c.ci_high:.3f}], "
-                   f"{c.n_pairs} pairs)")
+                   f"{c.n_pairs} pairs{starter}{floor}){verdict}")
     for path in paths:
         click.echo(f"wrote {path}")
 
@@ -312,8 +330,10 @@ def clocks_reset(device):
 
 
 from .cli_scorch import scorch  # noqa: E402 - registered after main exists
+from .cli_tasks import tasks_group  # noqa: E402
 
 main.add_command(scorch)
+main.add_command(tasks_group)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,6 +24,8 @@ FORMAT_KERNELBENCH = "kernelbench"
 # task's s_ref does not change with the number of cores of whoever calibrated it.
 DEFAULT_CPU_THREADS = 1
 OMP_WAIT_POLICIES = ("active", "passive")
+# What a task's solution is written in (task.toml `family`): how `perfbench tasks list` groups them.
+FAMILIES = ("python", "cpu-cpp", "triton", "cuda-cpp")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class TaskSpec:
     threads: int = DEFAULT_CPU_THREADS       # [cpu] threads: both sides, CPU tasks
     omp_wait_policy: str | None = None       # [cpu] omp_wait_policy; None: the runtime's default
     shared: tuple[str, ...] = ()             # [sandbox] shared: files a candidate may read besides its own
+    family: str = "python"                   # what the solution is written in (FAMILIES)
 
     def file(self, role: str) -> Path:
         """Path of reference/baseline/solution/starter/inputs (task_dir format)."""
@@ -62,7 +65,7 @@ class TaskSpec:
                 "sizes": list(self.sizes), "timed_size": self.timed_size, "rtol": self.rtol,
                 "atol": self.atol, "min_pairs": self.min_pairs, "s_ref_default": self.s_ref_default,
                 "overrides": dict(self.overrides), "threads": self.threads,
-                "omp_wait_policy": self.omp_wait_policy, "shared": list(self.shared)}
+                "omp_wait_policy": self.omp_wait_policy, "shared": list(self.shared), "family": self.family}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
@@ -127,6 +130,9 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     policy = _field(cpu, "omp_wait_policy", str, where + " [cpu]", None)
     if policy is not None and policy.lower() not in OMP_WAIT_POLICIES:
         raise UsageError(f"{where}: [cpu] omp_wait_policy must be one of {'|'.join(OMP_WAIT_POLICIES)}, got {policy!r}")
+    family = _field(doc, "family", str, where, "python")
+    if family not in FAMILIES:
+        raise UsageError(f"{where}: family must be one of {'|'.join(FAMILIES)}, got {family!r}")
     sandbox = _field(doc, "sandbox", dict, where, {})
     shared = _field(sandbox, "shared", list, where + " [sandbox]", [])
     shared_paths = []
@@ -143,7 +149,7 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         atol=_field(tol, "atol", (int, float), where + " [tolerance]", None),
         min_pairs=_field(timing, "pairs", int, where + " [timing]", 10),
         s_ref_default=float(s_ref) if s_ref is not None else None, threads=threads,
-        omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths))
+        omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths), family=family)
     required = ["reference", "baseline", "inputs", "solution"] if kind == "perf" else ["solution"]
     for role in required:
         if not spec.file(role).is_file():

@@ -1,4 +1,6 @@
-"""`calibrate(tasks)`: measure each task's s_ref on this machine and write bench_configs/.
+"""`calibrate(tasks)`: measure each task's s_ref on this machine and write bench_configs/;
+`calibrate_plan(plan)`: the same driven by a plan file (calibrate/*.toml), with the starter, an
+A/A noise floor and the validity verdict per task, written after every task and resumed.
 
 s_ref is the task solution's speedup over its baseline, measured with the same scorer that
 grades candidates (workers, gate, AB-BA), so a candidate matching the solution earns R_perf ~ 0
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -17,6 +20,7 @@ from ..device.fingerprint import fingerprint
 from ..errors import UsageError
 from ..results import VERDICT_REJECTED
 from ..tasks import load_task
+from .calibration_plan import CalibrationPlan
 from .compare import check_device
 from .score import ScoreConfig, score
 
@@ -32,6 +36,7 @@ class Calibration:
     ci_high: float
     n_pairs: int
     runs: tuple[float, ...] = ()
+    extra: tuple[tuple[str, object], ...] = ()   # a plan's findings (starter, noise floor, validity, ...)
 
 
 def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: Path | None = None,
@@ -48,21 +53,125 @@ def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: 
             say(f"{spec.name}: impl task, no s_ref to measure")
             continue
         device = check_device(cfg.device or spec.device)
-        speedups, lows, highs, pairs = [], [], [], 0
-        for run in range(runs):
-            say(f"{spec.name}: timing the solution against the baseline (run {run + 1}/{runs})")
-            # any s_ref > 1 lets score() run; the value measured here replaces it
-            r = score(spec, spec.file("solution"), dataclasses.replace(cfg, s_ref=2.0), log=say)
-            if r.verdict == VERDICT_REJECTED:
-                raise UsageError(f"{spec.name}: the task's own solution was rejected: "
-                                 f"{r.reasons[0].code}: {r.reasons[0].message}")
-            speedups.append(r.comparison.speedup)
-            lows.append(r.comparison.ci[0])
-            highs.append(r.comparison.ci[1])
-            pairs += r.comparison.samples.n_pairs
-        entry = Calibration(spec.name, statistics.median(speedups), min(lows), max(highs), pairs, tuple(speedups))
+        entry = _measure_solution(spec, cfg, runs, say)
         found.append(entry)
         by_key.setdefault(bench_configs.device_key(device, fingerprint(device), spec.threads), []).append(entry)
     if not found:
         raise UsageError("no perf tasks to calibrate")
     return [bench_configs.write(key, entries, out_dir) for key, entries in by_key.items()], found
+
+
+def _measure_solution(spec, cfg: ScoreConfig, runs: int, say: Callable[[str], None]) -> Calibration:
+    speedups, lows, highs, pairs = [], [], [], 0
+    for run in range(runs):
+        if runs > 1:   # (a plan says its own run numbers)
+            say(f"{spec.name}: timing the solution against the baseline (run {run + 1}/{runs})")
+        # any s_ref > 1 lets score() run; the value measured here replaces it
+        r = score(spec, spec.file("solution"), dataclasses.replace(cfg, s_ref=2.0), log=say)
+        if r.verdict == VERDICT_REJECTED:
+            raise UsageError(f"{spec.name}: the task's own solution was rejected: "
+                             f"{r.reasons[0].code}: {r.reasons[0].message}")
+        speedups.append(r.comparison.speedup)
+        lows.append(r.comparison.ci[0])
+        highs.append(r.comparison.ci[1])
+        pairs += r.comparison.samples.n_pairs
+    return Calibration(spec.name, statistics.median(speedups), min(lows), max(highs), pairs, tuple(speedups))
+
+
+def _side_speedup(spec, file: Path, cfg: ScoreConfig, say: Callable[[str], None]) -> tuple[list[float] | None, str]:
+    """[speedup, ci_low, ci_high] of `file` against the baseline, or None and why it was rejected."""
+    r = score(spec, file, dataclasses.replace(cfg, s_ref=2.0), log=say)
+    if r.verdict == VERDICT_REJECTED:
+        return None, f"{r.reasons[0].code}: {r.reasons[0].message}"
+    return [round(r.comparison.speedup, 4), round(r.comparison.ci[0], 4), round(r.comparison.ci[1], 4)], ""
+
+
+def validity(plan: CalibrationPlan, entry: Calibration, starter: list[float] | None, starter_why: str,
+             aa: list[float] | None) -> tuple[str, ...]:
+    """Why a task is invalid on this device (empty: valid).  Pure."""
+    why = []
+    if entry.s_ref < plan.min_s_ref:
+        why.append(f"s_ref {entry.s_ref:.3f} is below {plan.min_s_ref:g}")
+    spread = (max(entry.runs) - min(entry.runs)) / entry.s_ref if entry.runs else 0.0
+    if spread > plan.max_spread:
+        why.append(f"unstable: runs {min(entry.runs):.3f}..{max(entry.runs):.3f} differ by {spread:.0%} "
+                   f"(more than {plan.max_spread:.0%})")
+    if starter_why:
+        why.append(f"the starter is rejected ({starter_why})")
+    elif starter is not None and starter[1] >= entry.s_ref:
+        why.append(f"the starter already reaches s_ref (speedup {starter[0]:.3f}, CI from {starter[1]:.3f})")
+    if aa is not None and not aa[1] <= 1.0 <= aa[2]:
+        why.append(f"the baseline against itself reads {aa[0]:.3f} [{aa[1]:.3f}, {aa[2]:.3f}]: the noise floor "
+                   "excludes 1")
+    return tuple(why)
+
+
+def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, out_dir: Path | None = None,
+                   log: Callable[[str], None] | None = None) -> tuple[list[Path], list[Calibration]]:
+    """Run `plan` on this machine.  Each task's entry (s_ref and CI, the starter's speedup, the
+    A/A noise floor, valid or why not, the plan and clock policy) is written as soon as the task
+    is done; a task this plan (same file contents) already measured on this device is kept, so
+    an interrupted run resumes where it stopped."""
+    from ..device.clocks import ClockRequest
+    cfg = dataclasses.replace(config or ScoreConfig(), device=(config.device if config else None) or plan.device,
+                              clocks=ClockRequest(plan.clocks))
+    if plan.pairs is not None:
+        cfg = dataclasses.replace(cfg, sampler=dataclasses.replace(cfg.sampler, min_pairs=plan.pairs,
+                                                                   max_pairs=max(plan.pairs, cfg.sampler.max_pairs)))
+    say = log or (lambda msg: None)
+    device = check_device(cfg.device)
+    fp = fingerprint(device)
+    tag = f"{plan.name}:{plan.digest}"
+    specs = [load_task(t) for t in plan.tasks]
+    todo = [s for s in specs if s.kind == "perf"
+            and bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads), out_dir).get("plan") != tag]
+    per_task = plan.runs + plan.starter + plan.noise_floor
+    total, done, started = len(todo) * per_task, 0, time.monotonic()
+
+    def step(msg: str) -> None:
+        eta = "" if not done else f", ETA {_duration((time.monotonic() - started) / done * (total - done))}"
+        say(f"[{done}/{total} scorings{eta}] {msg}")
+
+    paths, found = [], []
+    for spec in specs:
+        key = bench_configs.device_key(device, fp, spec.threads)
+        if spec not in todo:
+            say(f"{spec.name}: " + ("impl task, no s_ref to measure" if spec.kind != "perf"
+                                     else f"already measured by {plan.name} on {key}: kept"))
+            continue
+        runs = []
+        for run in range(plan.runs):
+            step(f"{spec.name}: solution against baseline, run {run + 1}/{plan.runs}")
+            runs.append(_measure_solution(spec, cfg, 1, say))
+            done += 1
+        entry = Calibration(spec.name, statistics.median(r.s_ref for r in runs), min(r.ci_low for r in runs),
+                            max(r.ci_high for r in runs), sum(r.n_pairs for r in runs), tuple(r.s_ref for r in runs))
+        starter, starter_why, aa = None, "", None
+        if plan.starter and spec.file("starter").is_file():
+            step(f"{spec.name}: starter against baseline")
+            starter, starter_why = _side_speedup(spec, spec.file("starter"), cfg, say)
+        done += plan.starter
+        if plan.noise_floor:
+            step(f"{spec.name}: baseline against itself (noise floor)")
+            aa, _ = _side_speedup(spec, spec.file("baseline"), cfg, say)
+            done += 1
+        why = validity(plan, entry, starter, starter_why, aa)
+        extra = [("valid", not why), ("invalid_because", list(why)), ("plan", tag), ("clocks", plan.clocks),
+                 ("device_model", _model(fp, device))]
+        extra += [("starter", starter)] if starter is not None else []
+        extra += [("starter_rejected", starter_why)] if starter_why else []
+        extra += [("noise_floor", aa)] if aa is not None else []
+        entry = dataclasses.replace(entry, extra=tuple(extra))
+        found.append(entry)
+        paths.append(bench_configs.write(key, [entry], out_dir))   # after every task: nothing is lost
+        say(f"{spec.name}: s_ref {entry.s_ref:.3f} on {key}: " + ("valid" if not why else "INVALID: " + "; ".join(why)))
+    return sorted(set(paths)), found
+
+
+def _model(fp: dict, device: str) -> str:
+    return str(fp.get("cuda", {}).get("name") if device.startswith("cuda") else fp.get("host", {}).get("cpu_model"))
+
+
+def _duration(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m}m{s:02d}s"

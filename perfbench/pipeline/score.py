@@ -34,7 +34,9 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[flo
     key = bench_configs.device_key(device, fp, spec.threads)
     found = bench_configs.lookup(spec.name, key, cfg.bench_configs_dir)
     if found is not None:
-        return found.value, found.source, []
+        return found.value, found.source, [
+            f"{found.source} marks {spec.name} invalid on {key} ({'; '.join(found.invalid)}): R_perf here does "
+            "not measure what the task intends"] if found.invalid else []
     if spec.s_ref_default is not None:
         return spec.s_ref_default, "task default", [
             f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="

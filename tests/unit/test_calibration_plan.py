@@ -1,0 +1,126 @@
+"""Calibration plans: parsed field by field, validity decided from the measurements (pure), the
+device file written after every task and an interrupted run resumed (scorings faked: the real
+ones are benchmarks' business)."""
+import pytest
+
+from perfbench import bench_configs
+from perfbench.errors import UsageError
+from perfbench.pipeline import calibrate as cal
+from perfbench.pipeline.calibrate import Calibration, calibrate_plan, validity
+from perfbench.pipeline.calibration_plan import CalibrationPlan
+
+
+
+def _plan(tmp_path, body: str):
+    import perfbench
+    from pathlib import Path
+    repo_tasks = Path(perfbench.__file__).resolve().parents[1] / "tasks"
+    path = tmp_path / "cpu.toml"
+    path.write_text(body.replace("TASKS", str(repo_tasks)))
+    return path
+
+
+def test_a_plan_is_parsed_and_its_tasks_resolved(tmp_path):
+    plan = CalibrationPlan.load(_plan(tmp_path, 'device = "cpu"\ntasks = ["TASKS/row_softmax", "TASKS/csr_spmv"]\n'
+                                                'runs = 2\npairs = 8\n'))
+    assert (plan.name, plan.device, plan.runs, plan.pairs, plan.min_s_ref) == ("cpu", "cpu", 2, 8, 1.15)
+    assert [t.name for t in plan.tasks] == ["row_softmax", "csr_spmv"] and len(plan.digest) == 12
+
+
+@pytest.mark.parametrize("body,message", [
+    ('tasks = ["TASKS/row_softmax"]\nrunz = 2\n', "unknown field(s) runz"),
+    ('tasks = ["TASKS/row_softmax"]\nruns = 0\n', "runs = 0: expected an integer in 1..50"),
+    ('tasks = ["TASKS/row_softmax"]\nruns = true\n', "runs = True: expected an integer in 1..50"),
+    ('tasks = ["TASKS/nope"]\n', "tasks: TASKS/nope: no task.toml there"),
+    ('tasks = []\n', "tasks = []: expected a non-empty list"),
+    ('device = "tpu"\ntasks = ["TASKS/row_softmax"]\n', "device = 'tpu': expected cpu or cuda"),
+    ('tasks = ["TASKS/row_softmax"]\nmin_s_ref = 1.0\n', "min_s_ref = 1.0: expected a number > 1"),
+])
+def test_a_bad_plan_names_the_file_and_the_field(tmp_path, body, message):
+    path = _plan(tmp_path, body)
+    with pytest.raises(UsageError) as err:
+        CalibrationPlan.load(path)
+    import perfbench
+    from pathlib import Path
+    assert str(err.value).startswith(f"{path}: ")
+    assert message.replace("TASKS", str(Path(perfbench.__file__).resolve().parents[1] / "tasks")) in str(err.value)
+
+
+def _entry(runs):
+    s = sorted(runs)[len(runs) // 2]
+    return Calibration("t", s, s * 0.9, s * 1.1, 60, tuple(runs))
+
+
+def test_validity_names_every_reason_and_none_for_a_good_task(tmp_path):
+    plan = CalibrationPlan.load(_plan(tmp_path, 'tasks = ["TASKS/row_softmax"]\n'))
+    assert validity(plan, _entry([3.0, 3.1, 3.05]), [1.1, 1.0, 1.2], "", [1.0, 0.98, 1.02]) == ()
+    why = validity(plan, _entry([1.05, 1.1, 1.4]), [1.3, 1.2, 1.4], "", [1.05, 1.02, 1.08])
+    assert why == ("s_ref 1.100 is below 1.15",
+                   "unstable: runs 1.050..1.400 differ by 32% (more than 15%)",
+                   "the starter already reaches s_ref (speedup 1.300, CI from 1.200)",
+                   "the baseline against itself reads 1.050 [1.020, 1.080]: the noise floor excludes 1")
+    assert validity(plan, _entry([3.0, 3.0, 3.0]), None, "output.mismatch: wrong", None) == \
+        ("the starter is rejected (output.mismatch: wrong)",)
+
+
+def test_each_task_is_written_when_done_and_a_rerun_resumes(tmp_path, monkeypatch):
+    plan = CalibrationPlan.load(_plan(tmp_path, 'tasks = ["TASKS/row_softmax", "TASKS/csr_spmv"]\nruns = 2\n'))
+    calls = []
+
+    def solution(spec, cfg, runs, say):
+        calls.append(spec.name)
+        if spec.name == "csr_spmv" and len(calls) == 3:
+            raise KeyboardInterrupt   # the run is interrupted during the second task
+        return Calibration(spec.name, 3.0, 2.9, 3.1, 20, (3.0,))
+    monkeypatch.setattr(cal, "_measure_solution", solution)
+    monkeypatch.setattr(cal, "_side_speedup", lambda spec, file, cfg, say: ([1.0, 0.99, 1.01], ""))
+    out = tmp_path / "configs"
+    with pytest.raises(KeyboardInterrupt):
+        calibrate_plan(plan, out_dir=out)
+    [written] = list(out.glob("*.toml"))
+    key = written.stem
+    kept = bench_configs.entry("row_softmax", key, out)
+    assert kept["valid"] is True and kept["plan"] == f"cpu:{plan.digest}" and kept["noise_floor"] == [1.0, 0.99, 1.01]
+    assert bench_configs.entry("csr_spmv", key, out) == {}
+
+    calls.clear()
+    paths, found = calibrate_plan(plan, out_dir=out)
+    assert calls == ["csr_spmv", "csr_spmv"]                 # row_softmax kept, not measured again
+    assert [c.task for c in found] == ["csr_spmv"] and paths == [written]
+    assert bench_configs.entry("csr_spmv", key, out)["valid"] is True
+
+
+def test_an_invalid_entry_is_used_but_said(tmp_path):
+    bench_configs.write("cpu-x-1t", [Calibration("t", 1.1, 1.0, 1.2, 20, (1.1,),
+                                                 (("valid", False), ("invalid_because", ["s_ref 1.100 is below 1.15"])))],
+                        tmp_path)
+    found = bench_configs.lookup("t", "cpu-x-1t", tmp_path)
+    assert found.value == 1.1 and found.invalid == ("s_ref 1.100 is below 1.15",)
+
+
+def test_tasks_list_says_kind_family_and_this_machines_s_ref(tmp_path, monkeypatch):
+    import shutil
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    import perfbench
+    from perfbench.cli import main
+    from perfbench.device.fingerprint import fingerprint
+    repo = Path(perfbench.__file__).resolve().parents[1]
+    for name in ("row_softmax", "csr_spmv", "segment_sum"):
+        shutil.copytree(repo / "tasks" / name, tmp_path / "tasks" / name)
+    (tmp_path / "kernels").symlink_to(repo / "kernels")   # csr_spmv shares ../../kernels/cpu
+    key = bench_configs.device_key("cpu", fingerprint("cpu"), 1)
+    bench_configs.write(key, [Calibration("row_softmax", 4.2, 4.0, 4.4, 60, (4.2,), (("valid", True),)),
+                              Calibration("csr_spmv", 1.1, 1.0, 1.2, 60, (1.1,),
+                                          (("valid", False), ("invalid_because", ["s_ref 1.100 is below 1.15"])))],
+                        tmp_path / "configs")
+    monkeypatch.setenv("PERFBENCH_BENCH_CONFIGS", str(tmp_path / "configs"))
+    result = CliRunner().invoke(main, ["tasks", "list", "--dir", str(tmp_path / "tasks")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        "task         kind  device  family   s_ref here",
+        "csr_spmv     perf  cpu     cpu-cpp  1.100 INVALID (s_ref 1.100 is below 1.15)",
+        f"row_softmax  perf  cpu     python   4.200 valid (bench_configs/{key}.toml)",
+        "segment_sum  impl  cpu     python   - (impl)"]
