@@ -22,7 +22,7 @@ from ..timing.sampler import SamplerConfig, Side, sample_pairs
 from .judge import judge, unpaired_speedup
 from .records import AGAINST, PAIRED, SINGLE, BenchRecord
 from ..timing.served import SideUnavailable
-from .remote import serve_test, test_process
+from .remote import serve_test, start_test_process
 from .revision import worker_env
 from .session import PerfbenchSession
 
@@ -145,10 +145,10 @@ class PerfbenchFixture:
         try:
             with device_lock(self.device) as window:
                 for j in range(n):   # both interpreters start together; they take turns at timing
-                    with test_process(checkout.label, checkout.root, worker_env(checkout), self._node.nodeid,
-                                      session.worker_args()) as rev, \
-                         test_process("the working tree", Path(session.config.rootpath), dict(os.environ),
-                                      self._node.nodeid, session.worker_args()) as cur:
+                    with start_test_process(checkout.label, checkout.root, worker_env(checkout), self._node.nodeid,
+                                            session.worker_args()) as rev, \
+                         start_test_process("the working tree", Path(session.config.rootpath), dict(os.environ),
+                                            self._node.nodeid, session.worker_args()) as cur:
                         rev.start(device=self.device)
                         cur.start(device=self.device)
                         parts.append(self._sample(rev, cur, self.sampler.per_process(n), seeds[j] + j,

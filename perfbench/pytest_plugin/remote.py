@@ -16,7 +16,7 @@ from ..timing.inprocess import InProcessSide
 from ..timing.served import Refused, ServedSide, serve
 
 
-def test_process(label: str, root: Path, env: dict[str, str], nodeid: str, args: tuple[str, ...]) -> ServedSide:
+def start_test_process(label: str, root: Path, env: dict[str, str], nodeid: str, args: tuple[str, ...]) -> ServedSide:
     """Start `nodeid`'s test in a fresh pytest process rooted at `root`."""
     def argv(fd: int) -> list[str]:
         return [sys.executable, "-m", "pytest", nodeid, "-q", "-p", "no:cacheprovider", f"--perfbench-serve={fd}", *args]
