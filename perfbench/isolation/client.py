@@ -174,11 +174,13 @@ class WorkerClient:
 
     # -- lifetime --------------------------------------------------------------------------------
     def log_tail(self, limit: int = 4000) -> str:
-        try:
-            data = self.log_path.read_bytes()
+        try:   # only the tail: a candidate can make its log as large as the file-size bound
+            with open(self.log_path, "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - limit))
+                data = f.read(limit)
         except OSError:
             return ""
-        return data[-limit:].decode(errors="replace")
+        return data.decode(errors="replace")
 
     def kill(self) -> None:
         """SIGKILL the worker's whole process group (its own session) and wait until it is gone,

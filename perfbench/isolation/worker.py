@@ -303,6 +303,20 @@ class _WorkerState:
         return {"outputs": out_meta, "inputs": in_meta}, out_blobs + in_blobs
 
 
+# No file a worker writes may grow past this (SIGXFSZ kills the writer).  Its stdout and stderr
+# are a log file on the host's disk: unbounded, one candidate printing in a loop fills the disk.
+# Generous for honest use (compiled extensions are megabytes).  Where the worker stays root
+# (no uid to switch to) the candidate could raise it again: the other layers still hold.
+MAX_FILE_BYTES = 1 << 30
+
+
+def _bound_file_sizes() -> None:
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    cap = MAX_FILE_BYTES if hard == resource.RLIM_INFINITY else min(hard, MAX_FILE_BYTES)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+
+
 def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
     """Serve requests on socket `fd` until told to exit or the scorer goes away.
 
@@ -311,6 +325,7 @@ def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
     """
     _close_other_fds(keep={fd, *arena_fds})
     _keep_freed_memory_in_heap()
+    _bound_file_sizes()
     from .cpu_threads import pin_from_env
 
     pin_from_env()   # before torch starts its thread pool

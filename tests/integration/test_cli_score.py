@@ -196,3 +196,32 @@ def test_sigterm_closes_the_workers_like_ctrl_c(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert sorted(p.name for p in tmp.iterdir()) == []
+
+
+def test_a_candidates_files_are_bounded_and_the_scorer_reads_only_its_logs_tail(run_cli, write):
+    """Output flooding: a candidate printing in a loop wrote its log to the host's disk without
+    bound, and the scorer read the whole log into memory for its tail (1.5 GB printed: scorer
+    RSS 2.1 GB).  Writes past MAX_FILE_BYTES now fail in the candidate."""
+    from perfbench.isolation.worker import MAX_FILE_BYTES
+    cand = write("bounded.py", f"""
+        import resource
+        import torch
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        if not 0 < soft <= {MAX_FILE_BYTES}:
+            raise SystemExit(f"unbounded: {{soft}}")
+
+        def kernel(x, y):
+            return torch.add(y, x, alpha=2)
+        """)
+    proc = run_cli("score", TASK, cand, "--quiet", *FAST)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_log_tail_reads_only_the_tail(tmp_path, monkeypatch):
+    from perfbench.isolation.client import WorkerClient
+    client = WorkerClient.__new__(WorkerClient)
+    client.log_path = tmp_path / "w.log"
+    client.log_path.write_bytes(b"a" * (1 << 20) + b"the end")
+    monkeypatch.setattr(Path, "read_bytes", lambda self: (_ for _ in ()).throw(AssertionError("read whole")))
+    assert client.log_tail(7) == "the end" and len(client.log_tail()) == 4000
