@@ -42,29 +42,24 @@ class SRef:
 
 def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
     path = (directory or default_dir()) / f"{key}.toml"
-    if not path.is_file():
+    found = entry(task, key, directory)
+    if found is None:
         return None
-    try:
-        doc = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}") from None
-    entry = doc.get("tasks", {}).get(task)
-    if entry is None:
-        return None
-    value = entry.get("s_ref")
+    value = found.get("s_ref")
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 1:
         raise UsageError(f"{path}: [tasks.{task}] s_ref must be a number > 1, got {value!r}")
-    invalid = () if entry.get("valid", True) else tuple(entry.get("invalid_because", ["marked invalid"]))
+    invalid = () if found.get("valid", True) else tuple(found.get("invalid_because", ["marked invalid"]))
     return SRef(float(value), f"bench_configs/{path.name}", invalid)
 
 
-def entry(task: str, key: str, directory: Path | None = None) -> dict:
-    """The raw [tasks.TASK] table of KEY.toml ({} when there is none)."""
+def entry(task: str, key: str, directory: Path | None = None) -> dict | None:
+    """The raw [tasks.TASK] table of KEY.toml (None when there is none)."""
     path = (directory or default_dir()) / f"{key}.toml"
     if not path.is_file():
-        return {}
+        return None
     try:
-        return dict(tomllib.loads(path.read_text()).get("tasks", {}).get(task, {}))
+        found = tomllib.loads(path.read_text()).get("tasks", {}).get(task)
+        return None if found is None else dict(found)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
 

@@ -121,13 +121,15 @@ def scorch_compare(ops, formats, densities, shapes, patterns, seed, baseline, va
     sampler = SamplerConfig(min_pairs=6, max_pairs=40, warmup_s=0.1, time_budget_s=budget, target_rel_ci=0.02)
     say = (lambda _m: None) if quiet else (lambda m: click.echo(f"perfbench: {m}", err=True))
     results = []
+    specs = None
+    if base_scorch is not None:   # once, before the cases: each checkout's environment, its scorch_ops built
+        from .adapters.scorch import build_native, checkout_env
+        specs = tuple(WorkerSpec(label, "scorch", checkout_env(path, dict(os.environ), SCORCH_CACHE))
+                      for label, path in (("base", base_scorch), ("cand", cand_scorch)))
+        for checkout in (base_scorch, cand_scorch):
+            build_native(checkout.resolve(), say)
     for case in cases:
-        if base_scorch is not None:
-            from .adapters.scorch import build_native, checkout_env
-            for checkout in (base_scorch, cand_scorch):
-                build_native(checkout.resolve(), say)
-            specs = tuple(WorkerSpec(label, "scorch", checkout_env(path, dict(os.environ), SCORCH_CACHE))
-                          for label, path in (("base", base_scorch), ("cand", cand_scorch)))
+        if specs is not None:
             results.append(run_case_workers(case, specs, sampler=sampler, seed=seed, threads=threads,
                                             processes=processes, say=say))
         else:

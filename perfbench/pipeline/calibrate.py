@@ -61,10 +61,13 @@ def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: 
     return [bench_configs.write(key, entries, out_dir) for key, entries in by_key.items()], found
 
 
-def _measure_solution(spec, cfg: ScoreConfig, runs: int, say: Callable[[str], None]) -> Calibration:
+def _measure_solution(spec, cfg: ScoreConfig, runs: int, say: Callable[[str], None],
+                      before_run: Callable[[int], None] | None = None) -> Calibration:
     speedups, lows, highs, pairs = [], [], [], 0
     for run in range(runs):
-        if runs > 1:   # (a plan says its own run numbers)
+        if before_run is not None:
+            before_run(run)
+        else:
             say(f"{spec.name}: timing the solution against the baseline (run {run + 1}/{runs})")
         # any s_ref > 1 lets score() run; the value measured here replaces it
         r = score(spec, spec.file("solution"), dataclasses.replace(cfg, s_ref=2.0), log=say)
@@ -124,7 +127,8 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
     tag = f"{plan.name}:{plan.digest}"
     specs = [load_task(t) for t in plan.tasks]
     todo = [s for s in specs if s.kind == "perf"
-            and bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads), out_dir).get("plan") != tag]
+            and (bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads), out_dir) or {}).get("plan")
+            != tag]
     per_task = plan.runs + plan.starter + plan.noise_floor
     total, done, started = len(todo) * per_task, 0, time.monotonic()
 
@@ -139,13 +143,12 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
             say(f"{spec.name}: " + ("impl task, no s_ref to measure" if spec.kind != "perf"
                                      else f"already measured by {plan.name} on {key}: kept"))
             continue
-        runs = []
-        for run in range(plan.runs):
-            step(f"{spec.name}: solution against baseline, run {run + 1}/{plan.runs}")
-            runs.append(_measure_solution(spec, cfg, 1, say))
-            done += 1
-        entry = Calibration(spec.name, statistics.median(r.s_ref for r in runs), min(r.ci_low for r in runs),
-                            max(r.ci_high for r in runs), sum(r.n_pairs for r in runs), tuple(r.s_ref for r in runs))
+        def before_run(run: int, name: str = spec.name) -> None:
+            nonlocal done
+            done += run > 0
+            step(f"{name}: solution against baseline, run {run + 1}/{plan.runs}")
+        entry = _measure_solution(spec, cfg, plan.runs, say, before_run)
+        done += 1
         starter, starter_why, aa = None, "", None
         if plan.starter and spec.file("starter").is_file():
             step(f"{spec.name}: starter against baseline")

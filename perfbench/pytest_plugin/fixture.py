@@ -16,12 +16,12 @@ from filelock import FileLock
 
 from .. import stats
 from ..errors import PerfbenchError
-from ..timing.inprocess import InProcessSide
 from ..results import PairedSamples
+from ..timing.inprocess import InProcessSide
 from ..timing.sampler import SamplerConfig, Side, sample_pairs
+from ..timing.served import SideUnavailable
 from .judge import judge, unpaired_speedup
 from .records import AGAINST, PAIRED, SINGLE, BenchRecord
-from ..timing.served import SideUnavailable
 from .remote import serve_test, start_test_process
 from .revision import worker_env
 from .session import PerfbenchSession
@@ -107,12 +107,11 @@ class PerfbenchFixture:
         elif not self._disabled:
             self._claim()
             with device_lock(self.device) as window:
-                samples, summary = self._paired(self._side("baseline", baseline, make_inputs),
-                                                self._side("candidate", candidate, make_inputs))
+                result = self._compare(baseline, candidate, make_inputs)
             self._record(BenchRecord(
-                self._node.nodeid, self._node.name, PAIRED, samples.candidate_ns, baseline_ns=samples.baseline_ns,
-                judgement=judge(summary.speedup.value, (summary.speedup.low, summary.speedup.high),
-                                threshold=self.threshold, paired=True),
+                self._node.nodeid, self._node.name, PAIRED, result.samples.candidate_ns,
+                baseline_ns=result.samples.baseline_ns,
+                judgement=judge(result.speedup, result.ci, threshold=self.threshold, paired=True),
                 reference="baseline", window_s=tuple(window)))
         return candidate(*make_inputs(0))
 
@@ -121,7 +120,7 @@ class PerfbenchFixture:
         """fn against itself (A/A: both sides' blocks are samples of fn), then against the saved
         run when there is one."""
         with device_lock(self.device) as window:
-            samples, _ = self._paired(self._side("fn", fn, make_inputs), self._side("fn", fn, make_inputs))
+            samples = self._compare(fn, fn, make_inputs).samples
         times = samples.baseline_ns + samples.candidate_ns
         saved, verdict, reference = self._session.saved, None, ""
         if saved is not None and self._node.nodeid in saved.samples_ns:
@@ -175,23 +174,20 @@ class PerfbenchFixture:
         return InProcessSide(label, fn, make_inputs, timer, make_flusher(device, self.sampler, timer))
 
     def _sample(self, baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int, *,
-                iters: int | None = None, clock: Callable[[], float] = time.perf_counter) -> PairedSamples:
+                iters: int | None = None) -> PairedSamples:
         try:
-            return sample_pairs(baseline, candidate, cfg, seed=seed, iters=iters, clock=clock)
+            return sample_pairs(baseline, candidate, cfg, seed=seed, iters=iters)
         except PerfbenchError as exc:
             pytest.fail(f"perfbench: {self._node.nodeid}: {exc}", pytrace=False)
 
-    def _paired(self, baseline: InProcessSide, candidate: InProcessSide) -> tuple[PairedSamples, stats.PairedSummary]:
-        """AB-BA pairs of two sides in this process (the candidate's timer is the budget's
-        clock): the samples and their statistics."""
-        seed = self._seed if self._seed is not None else secrets.randbits(62)
-        samples = self._sample(baseline, candidate, self.sampler, seed, clock=candidate.clock_s)
-        if baseline.output_signature != candidate.output_signature:
-            pytest.fail(f"perfbench: {self._node.nodeid}: {baseline.label} returns {baseline.output_signature} but "
-                        f"{candidate.label} returns {candidate.output_signature}: they do not compute the same thing",
-                        pytrace=False)
-        return samples, stats.summarize(samples.baseline_ns, samples.candidate_ns, seed=seed,
-                                        confidence=self.sampler.confidence, n_resamples=self.sampler.n_resamples)
+    def _compare(self, baseline: Callable, candidate: Callable, make_inputs: Callable[[int], tuple]):
+        """AB-BA pairs of two functions in this process (pipeline.compare)."""
+        from ..pipeline.compare import compare
+        try:
+            return compare(baseline, candidate, make_inputs, device=self.device, config=self.sampler,
+                           seed=self._seed if self._seed is not None else secrets.randbits(62))
+        except PerfbenchError as exc:
+            pytest.fail(f"perfbench: {self._node.nodeid}: {exc}", pytrace=False)
 
     def _claim(self) -> None:
         if self._used:

@@ -87,9 +87,7 @@ def _perfbench_info(r: BenchRecord) -> dict[str, Any]:
     if r.window_s is not None:
         info["measured_unix_s"] = list(r.window_s)
     if r.judgement is not None:
-        j = r.judgement
-        info["comparison"] = {"speedup": j.speedup, "ci": list(j.ci), "paired": j.paired, "threshold": j.threshold,
-                              "significant": j.significant, "regression": j.regression, "summary": j.describe()}
+        info["comparison"] = {**r.judgement.to_dict(), "summary": r.judgement.describe()}
     return info
 
 

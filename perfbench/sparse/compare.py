@@ -76,8 +76,7 @@ def run_case(case: SparseCase, variants: list[str], *, baseline: str, sampler: S
         if v == baseline:
             continue
         say(f"{case.label}: timing {v} against {baseline}")
-        res = compare(lambda: base_fn(), lambda fn=p.fn: fn(), lambda _seed: (), config=sampler, seed=seed,
-                      labels=(baseline, v))
+        res = compare(base_fn, p.fn, lambda _seed: (), config=sampler, seed=seed, labels=(baseline, v))
         rows[v] = VariantResult(v, OK, "", p.compile_s, float(np.median(res.samples.candidate_ns)),
                                 res.speedup, (res.ci[0], res.ci[1]), res.p_value)
         if rows[baseline].median_ns is None:

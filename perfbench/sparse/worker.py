@@ -31,7 +31,7 @@ def start(msg: dict) -> tuple[InProcessSide | None, dict]:
     wrong = gate(p, case, reference(case, ops))
     if wrong:
         return None, {**info, "status": INCORRECT, "detail": f"{case.label}: {wrong}", "compile_s": p.compile_s}
-    side = InProcessSide(variant, lambda: p.fn(), lambda _seed: (), CpuTimer())
+    side = InProcessSide(variant, p.fn, lambda _seed: (), CpuTimer())
     return side, {**info, "status": OK, "compile_s": p.compile_s}
 
 

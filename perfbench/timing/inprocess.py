@@ -29,10 +29,6 @@ class InProcessSide:
         self._source = source
         self.output_signature: Any = None
 
-    def clock_s(self) -> float:
-        """Its timer's clock (what a sampler's warm-up and budget are measured with)."""
-        return self._timer.clock_s()
-
     def make_inputs(self, seed: int) -> tuple:
         try:
             args = self._make_inputs(seed)

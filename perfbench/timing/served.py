@@ -15,6 +15,7 @@ trust boundary (isolation/ is that, for candidates).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -128,15 +129,11 @@ class ServedSide:
         return self._explain(rc, log) or f"in {self.label} the worker ended (exit {rc}): {last_log_line(log)}"
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):   # the worker may be gone already
             send(self._file, {"op": "done"})
-        except OSError:
-            pass
         for closing in (self._file.close, self._sock.close):
-            try:
+            with contextlib.suppress(OSError):
                 closing()
-            except OSError:
-                pass
         try:
             self._proc.wait(timeout=60)
         except subprocess.TimeoutExpired:

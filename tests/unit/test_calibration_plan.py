@@ -67,11 +67,13 @@ def test_each_task_is_written_when_done_and_a_rerun_resumes(tmp_path, monkeypatc
     plan = CalibrationPlan.load(_plan(tmp_path, 'tasks = ["TASKS/row_softmax", "TASKS/csr_spmv"]\nruns = 2\n'))
     calls = []
 
-    def solution(spec, cfg, runs, say):
-        calls.append(spec.name)
-        if spec.name == "csr_spmv" and len(calls) == 3:
-            raise KeyboardInterrupt   # the run is interrupted during the second task
-        return Calibration(spec.name, 3.0, 2.9, 3.1, 20, (3.0,))
+    def solution(spec, cfg, runs, say, before_run):
+        for run in range(runs):
+            before_run(run)
+            calls.append(spec.name)
+            if spec.name == "csr_spmv" and len(calls) == 3:
+                raise KeyboardInterrupt   # the run is interrupted during the second task
+        return Calibration(spec.name, 3.0, 2.9, 3.1, 20 * runs, (3.0,) * runs)
     monkeypatch.setattr(cal, "_measure_solution", solution)
     monkeypatch.setattr(cal, "_side_speedup", lambda spec, file, cfg, say: ([1.0, 0.99, 1.01], ""))
     out = tmp_path / "configs"
@@ -81,7 +83,7 @@ def test_each_task_is_written_when_done_and_a_rerun_resumes(tmp_path, monkeypatc
     key = written.stem
     kept = bench_configs.entry("row_softmax", key, out)
     assert kept["valid"] is True and kept["plan"] == f"cpu:{plan.digest}" and kept["noise_floor"] == [1.0, 0.99, 1.01]
-    assert bench_configs.entry("csr_spmv", key, out) == {}
+    assert bench_configs.entry("csr_spmv", key, out) is None
 
     calls.clear()
     paths, found = calibrate_plan(plan, out_dir=out)
