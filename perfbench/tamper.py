@@ -36,6 +36,16 @@ IDLE_CPU_FLOOR_S = 0.02
 # the wall, not in the worker's CPU); a second core used in one call in four reads ~1.15.
 THREADS_SLACK = 0.02
 THREADS_FLOOR_S = 0.0005
+# CUDA, per call: the worker's host clock of a held call bounded by a device-wide synchronize
+# holds the call's enqueue, the synchronize latency and its device time; the events hold only
+# the device time on the timed stream.  Work outside that window (another stream, launched after
+# the end event) is host time the events lack.  Allowed beyond the baseline's: a share of the
+# candidate's own event time, 4x the spread of the baseline's, or a longer Python launch path
+# (an honest Triton candidate's launcher costs ~10-30 us more per call than one torch op),
+# whichever is largest.  The per-call allowance is why this is the backstop, and the profiled
+# gate call (tamper.side_stream) the precise check.
+GPU_UNACCOUNTED_SHARE = 0.05
+GPU_UNACCOUNTED_PER_CALL_NS = 50_000.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,7 @@ class BlockWall:
     iters: int
     other_cpu_s: float | None = None   # CPU burned by the *other* worker's session meanwhile
     own_cpu_s: float | None = None     # CPU this side's processes used during the block
+    host_ns: float | None = None       # CUDA: the worker's synchronize-bounded host clock of the block
 
 
 def unaccounted_time(base: Sequence[BlockWall], cand: Sequence[BlockWall], n_pairs: int) -> str | None:
@@ -65,6 +76,34 @@ def unaccounted_time(base: Sequence[BlockWall], cand: Sequence[BlockWall], n_pai
     if c - b > allowed:
         return (f"{(c - b) / 1e6:.2f} ms per block of wall time the candidate's timer did not report "
                 f"beyond the baseline's (allowed {allowed / 1e6:.2f} ms)")
+    return None
+
+
+def host_clocked(blocks: Sequence[BlockWall]) -> list[BlockWall]:
+    """CUDA blocks with the worker's host clock as what was 'reported': the scorer's wall time
+    beyond it is messaging and the worker's own checks, comparable across sides as on the CPU.
+    (The events are far shorter than a held block's host time, so wall - events would compare
+    the sides' launch overheads, not hidden work: that is unaccounted_time_gpu's job.)"""
+    return [BlockWall(b.wall_ns, b.host_ns, b.iters, b.other_cpu_s, b.own_cpu_s, b.host_ns)
+            if b.host_ns is not None else b for b in blocks]
+
+
+def unaccounted_time_gpu(base: Sequence[BlockWall], cand: Sequence[BlockWall], n_pairs: int) -> str | None:
+    """A message if the candidate's calls hold more host time beyond their event time than the
+    baseline's do (CUDA blocks that carry the worker's host clock)."""
+    b_blocks = [x for x in list(base)[-n_pairs:] if x.host_ns is not None]
+    c_blocks = [x for x in list(cand)[-n_pairs:] if x.host_ns is not None]
+    if len(b_blocks) < 2 or not c_blocks:
+        return None
+    b = [(x.host_ns - x.reported_ns) / x.iters for x in b_blocks]
+    c = [(x.host_ns - x.reported_ns) / x.iters for x in c_blocks]
+    spread = statistics.median(abs(v - statistics.median(b)) for v in b)
+    cand_call = statistics.median(x.reported_ns / x.iters for x in c_blocks)
+    allowed = max(GPU_UNACCOUNTED_SHARE * cand_call, 4 * spread, GPU_UNACCOUNTED_PER_CALL_NS)
+    extra = statistics.median(c) - statistics.median(b)
+    if extra > allowed:
+        return (f"{extra / 1e3:.1f} us per call of host time outside the candidate's timed window beyond the "
+                f"baseline's (allowed {allowed / 1e3:.1f} us): work on another stream or after the call returned")
     return None
 
 

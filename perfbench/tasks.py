@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .timing.cuda import MODES as TIMING_MODES  # how a CUDA task's calls are timed
 
 KINDS = ("perf", "impl")
 DEVICES = ("cpu", "cuda")
@@ -50,6 +51,7 @@ class TaskSpec:
     omp_wait_policy: str | None = None       # [cpu] omp_wait_policy; None: the runtime's default
     shared: tuple[str, ...] = ()             # [sandbox] shared: files a candidate may read besides its own
     family: str = "python"                   # what the solution is written in (FAMILIES)
+    timing_mode: str = "events"              # [timing] mode: CUDA events | graph | auto (timing/cuda.py)
 
     def file(self, role: str) -> Path:
         """Path of reference/baseline/solution/starter/inputs (task_dir format)."""
@@ -65,7 +67,8 @@ class TaskSpec:
                 "sizes": list(self.sizes), "timed_size": self.timed_size, "rtol": self.rtol,
                 "atol": self.atol, "min_pairs": self.min_pairs, "s_ref_default": self.s_ref_default,
                 "overrides": dict(self.overrides), "threads": self.threads,
-                "omp_wait_policy": self.omp_wait_policy, "shared": list(self.shared), "family": self.family}
+                "omp_wait_policy": self.omp_wait_policy, "shared": list(self.shared), "family": self.family,
+                "timing_mode": self.timing_mode}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
@@ -123,6 +126,9 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     s_ref = _field(timing, "s_ref", (int, float), where + " [timing]", None)
     if s_ref is not None and s_ref <= 1.0:
         raise UsageError(f"{where}: [timing] s_ref must be > 1, got {s_ref}")
+    timing_mode = _field(timing, "mode", str, where + " [timing]", "events")
+    if timing_mode not in TIMING_MODES:
+        raise UsageError(f"{where}: [timing] mode must be one of {'|'.join(TIMING_MODES)}, got {timing_mode!r}")
     cpu = _field(doc, "cpu", dict, where, {})
     threads = _field(cpu, "threads", int, where + " [cpu]", DEFAULT_CPU_THREADS)
     if threads < 1:
@@ -149,7 +155,8 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         atol=_field(tol, "atol", (int, float), where + " [tolerance]", None),
         min_pairs=_field(timing, "pairs", int, where + " [timing]", 10),
         s_ref_default=float(s_ref) if s_ref is not None else None, threads=threads,
-        omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths), family=family)
+        omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths), family=family,
+        timing_mode=timing_mode)
     required = ["reference", "baseline", "inputs", "solution"] if kind == "perf" else ["solution"]
     for role in required:
         if not spec.file(role).is_file():

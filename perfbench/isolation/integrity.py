@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from ..timing import timers
+from ..timing import cuda, timers
 
 
 def _targets() -> dict[str, tuple[Any, str]]:
@@ -22,7 +22,8 @@ def _targets() -> dict[str, tuple[Any, str]]:
         "time.perf_counter": (time, "perf_counter"),
         "time.monotonic_ns": (time, "monotonic_ns"),
         "CpuTimer.time_block": (timers.CpuTimer, "time_block"),
-        "CudaEventTimer.time_block": (timers.CudaEventTimer, "time_block"),
+        "CudaEventTimer.time_block": (cuda.CudaEventTimer, "time_block"),
+        "CudaEventTimer._timed_call": (cuda.CudaEventTimer, "_timed_call"),
         "torch.cuda.synchronize": (torch.cuda, "synchronize"),
         "torch.cuda.Event": (torch.cuda, "Event"),
         "torch.cuda.Event.record": (torch.cuda.Event, "record"),

@@ -44,8 +44,16 @@ LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "minimal
 _JOIN = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
 
 # sh, as root in the new mount namespace: every mount read-only (each mount point's top mount).
+# Every mount read-only but the worker's own /proc: CUDA's cuInit fails (304, "OS call failed")
+# with a read-only /proc (found on a lent H200 with scripts/sandbox_cuda_bisect.py).  That /proc
+# belongs to the worker's PID namespace; its system-wide writable entries are made read-only
+# the way container runtimes do (runc's readonlyPaths).
 _READ_ONLY_ALL = """for m in $(awk '{print $5}' /proc/self/mountinfo | sort -u); do
+  case "$m" in /proc) continue;; esac
   mount -o remount,bind,ro "$m" 2>/dev/null || true
+done
+for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs; do
+  if [ -e "$p" ]; then mount --bind "$p" "$p" && mount -o remount,bind,ro "$p"; fi
 done
 """
 

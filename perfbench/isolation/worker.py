@@ -172,13 +172,15 @@ class _WorkerState:
         from ..task_runtime import TaskProgram
         from ..tasks import TaskSpec
         from ..timing.flush import flusher_for
-        from ..timing.timers import CpuTimer, CudaEventTimer
+        from ..timing.cuda import CudaEventTimer
+        from ..timing.timers import CpuTimer
         from .integrity import Integrity
 
         self.device = req["device"]
         spec = TaskSpec.from_dict(req["task"])
         self.program = TaskProgram(spec, self.device, init_seed=req["init_seed"])
-        self.timer = CudaEventTimer(self.device) if self.device.startswith("cuda") else CpuTimer()
+        self.timer = (CudaEventTimer(self.device, mode=req.get("timing_mode", "events"))
+                      if self.device.startswith("cuda") else CpuTimer())
         self.flush = flusher_for(self.device, req["cache_flush"])
         # Warm the framework before the snapshot so its own lazily started threads are not blamed.
         self.torch.ones(8, device=self.device).sum().item()
@@ -290,7 +292,33 @@ class _WorkerState:
             raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
         self._check_integrity()
         self.last_block = (list(block.outputs), tuple(inputs))
-        return {"total_ns": float(block.total_ns)}, []
+        reply = {"total_ns": float(block.total_ns)}
+        if self.device.startswith("cuda"):
+            # The host's clock of the block (synchronize-bounded) beside the events, how it was
+            # timed, and the SM clock right after it (throttle check without NVML permissions).
+            reply.update(host_ns=block.host_ns, mode=block.mode, fallback=self.timer.fallback,
+                         fallback_message=self.timer.fallback_message, clock_mhz=self.timer.clock_mhz())
+        return reply, []
+
+    def set_mode(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """The run's timing mode, once the scorer has chosen it (task mode "auto")."""
+        self.timer.mode = req["mode"]
+        return {"ok": True}, []
+
+    def profile(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """One timed call under the profiler: the device work it did outside the timed window."""
+        from ..errors import CandidateRejected
+        from ..loading import describe_exception
+        from ..timing.side_streams import outside_window, profile_timed_call
+
+        inputs = self.program.make_inputs(req["seed"], req["size"])
+        try:
+            with self.torch.no_grad():
+                acts = profile_timed_call(self.timer, self.fn, inputs, self.flush)
+        except Exception as exc:  # noqa: BLE001 - the candidate's or the profiler's
+            raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
+        self._check_integrity()
+        return {"findings": outside_window(acts), "activities": len(acts)}, []
 
     def fetch(self, req: dict[str, Any]) -> tuple[dict, list]:
         from ..task_runtime import as_outputs
@@ -342,6 +370,7 @@ def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
 
     handlers = {"ping": lambda req: ({"ok": True, "probe": probe()}, []), "load": state.load, "check": state.check,
                 "prepare": state.prepare, "time": state.time, "fetch": state.fetch,
+                "set_mode": state.set_mode, "profile": state.profile,
                 "map": state.map, "stage": state.stage, "run": state.run}
     while True:
         try:

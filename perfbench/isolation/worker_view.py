@@ -27,6 +27,7 @@ import functools
 import glob
 import json
 import os
+import shutil
 import pwd
 import shlex
 import stat
@@ -115,12 +116,27 @@ def needed_paths(extra: tuple[str, ...] = ()) -> list[str]:
     entries = [p for p in _interpreter_sys_path(sys.executable, os.environ.get("PYTHONPATH", ""))
                if p and os.path.isabs(p) and os.path.realpath(p) != checkout]
     cuda = [os.environ[v] for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
-    paths = [*prefixes, os.path.dirname(os.path.realpath(sys.executable)), package, *entries, *cuda, *extra]
+    paths = [*prefixes, os.path.dirname(os.path.realpath(sys.executable)), package, *entries, *cuda,
+             *_toolchains(), *extra]
     # a file is bound at the path it is opened by (its directory resolved): a symlinked inputs.py
     # shows the file it points to, where the worker looks for it
     real = [os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)) if os.path.isfile(p)
             else os.path.realpath(p) for p in paths if os.path.exists(p)]
     return _outermost([p for p in real if not any(under(p, d) for d in SYSTEM_DIRS)])
+
+
+def _toolchains() -> list[str]:
+    """The C/C++ compilers the environment names (CC, CXX) outside the system directories, whole
+    (bin/, libexec/, include/): Triton builds its launcher with CC, torch extensions with CXX.
+    Seen on a lent H200: CC=/opt/gcc/bin/gcc, so every Triton launch in a worker failed."""
+    out = []
+    for var in ("CC", "CXX"):
+        path = shutil.which(os.environ.get(var, "")) if os.environ.get(var) else None
+        if path and os.path.isabs(path):
+            real = os.path.realpath(path)
+            bin_dir = os.path.dirname(real)
+            out.append(os.path.dirname(bin_dir) if os.path.basename(bin_dir) == "bin" else bin_dir)
+    return out
 
 
 def _unprivileged_ids() -> tuple[int, int]:

@@ -10,7 +10,8 @@ from ..results import ComparisonResult
 from ..timing.flush import flusher_for
 from ..timing.inprocess import InProcessSide
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
-from ..timing.timers import CpuTimer, CudaEventTimer, FakeTimer, Timer
+from ..timing.cuda import CudaEventTimer
+from ..timing.timers import CpuTimer, FakeTimer, Timer
 
 
 def check_device(device: str) -> str:

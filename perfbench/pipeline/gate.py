@@ -28,12 +28,12 @@ def task_tolerance(spec: TaskSpec) -> Tolerance | None:
 
 
 def load_side(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg: ScoreConfig,
-              init_seed: int, probe_seed: int) -> None:
+              init_seed: int, probe_seed: int, timing_mode: str = "events") -> None:
     # Absolute paths: a sandboxed worker's working directory is its private directory.
     task = dict(spec.to_dict(), root=str(spec.root.resolve()))
     client.request("load", cfg.load_timeout_s, task=task, device=device, file=str(file.resolve()),
                    untrusted=client.untrusted, init_seed=init_seed, cache_flush=cfg.sampler.cache_flush,
-                   probe_seed=probe_seed, probe_size=spec.sizes[0])
+                   probe_seed=probe_seed, probe_size=spec.sizes[0], timing_mode=timing_mode)
 
 
 def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s: float) -> tuple[int, list[Failure]]:

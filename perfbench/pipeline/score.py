@@ -93,6 +93,7 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
         timer="cuda_events" if device.startswith("cuda") else "scorer_wall_clock", seed=master,
         samples=samples, config=dict(sampler_cfg.to_dict(), processes=cfg.processes), fingerprint=fp,
         extra={"baseline_alone_ns": run.before, "timed_output_checks": run.timed_checks,
+               "timing_mode_requested": spec.timing_mode if device.startswith("cuda") else None,
                "candidate_blocks": run.candidate_blocks, **merge_diagnostics(run.diagnostics)})
     return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=run.checks, comparison=comparison,
                        worker_logs=run.logs, **base)

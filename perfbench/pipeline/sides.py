@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..correctness import Tolerance
+from ..device.clock_probe import ClockProbeReadings
 from ..isolation.arena import InputLayout
 from ..isolation.client import WorkerClient
 from ..task_runtime import TaskProgram
@@ -31,9 +32,10 @@ def build_sides(spec: TaskSpec, program: TaskProgram, device: str, sampler: Samp
     call it before either loads any task code."""
     t = settings.timeout_s
     if device.startswith("cuda"):
-        base_side = WorkerSide(base_w, None, spec.timed_size, t, other=cand)
+        readings = ClockProbeReadings()   # both sides' probes: one reference clock for the run
+        base_side = WorkerSide(base_w, None, spec.timed_size, t, other=cand, probe=readings)
         return base_side, lambda: WorkerSide(cand, program, spec.timed_size, t, settings.tolerance,
-                                             check_fraction=settings.check_fraction, other=base_w)
+                                             check_fraction=settings.check_fraction, other=base_w, probe=readings)
     probe = program.make_inputs(probe_seed, spec.timed_size)
     expected, n = program.reference(probe), sampler.max_iters_per_block
     room = ARENA_SLACK * InputLayout.of(probe).stride * n

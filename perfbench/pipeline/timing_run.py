@@ -23,6 +23,8 @@ from .config import ScoreConfig
 from .gate import candidate_worker, derive_seeds, gate, load_side, task_tolerance
 from .sides import SideSettings, build_sides
 from .worker_side import WorkerSide
+from ..device.clock_probe import ProbedMonitor
+from ..timing.cuda import choose_mode
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,17 @@ class TimingRun:
         self.before: list[float] = []
         self.checks = self.timed_checks = self.candidate_blocks = 0
         self.logs: dict[str, str] = {}
+        self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
+
+    def _choose_timing_mode(self, base_w: WorkerClient) -> None:
+        """CUDA: the task's timing mode; "auto" decides from the baseline's time alone."""
+        su = self.setup
+        if not su.device.startswith("cuda"):
+            return
+        per_call = sorted(self.before)[len(self.before) // 2] if self.before else None
+        self.timing_mode = choose_mode(su.spec.timing_mode, per_call)
+        if self.timing_mode != "events":
+            base_w.request("set_mode", su.cfg.call_timeout_s, mode=self.timing_mode)
 
     def process(self, j: int, gate_seeds: list[int], base: dict) -> list[Failure] | None:
         """Worker process pair j: its pairs into self.parts, or the gate's failures."""
@@ -78,17 +91,22 @@ class TimingRun:
                     SideSettings(cfg.call_timeout_s, task_tolerance(spec), cfg.timed_check_fraction,
                                  cfg.timed_check_budget), base_w, cand,
                     su.probe_seed)
-                load_side(base_w, spec, su.device, su.baseline_file, cfg, su.init_seed, su.probe_seed)
+                load_side(base_w, spec, su.device, su.baseline_file, cfg, su.init_seed, su.probe_seed,
+                          self.timing_mode or "events")
                 if first:   # the baseline alone, before any candidate code is loaded: the A/A reference
                     self.say("timing the baseline alone")
                     self.before = baseline_alone(base_side, su.sampler, derive_seeds(su.master ^ 0x5A5A, 1)[0])
+                    self._choose_timing_mode(base_w)
                 self.say("loading candidate")
-                load_side(cand, spec, su.device, su.cand_path, cfg, su.init_seed, su.probe_seed)
+                load_side(cand, spec, su.device, su.cand_path, cfg, su.init_seed, su.probe_seed,
+                          self.timing_mode or "events")
                 if first:
                     self.say(f"correctness gate: {len(spec.sizes)} sizes x {len(gate_seeds)} seeds")
                     self.checks, fails = gate(cand, su.program, gate_seeds, cfg.call_timeout_s)
                     if fails:
                         return fails
+                    if su.device.startswith("cuda"):
+                        base["warnings"] += side_stream_gate(cand, spec, gate_seeds[0], cfg.call_timeout_s)
                 cand_side = make_cand_side()
                 done = sum(p.n_pairs for p in self.parts)
                 progress = (None if self.progress is None else
@@ -98,11 +116,12 @@ class TimingRun:
                     self.say(f"timing AB-BA pairs (clocks: {dev.control.status})")
                     part = sample_pairs(base_side, cand_side, su.sampler.per_process(cfg.processes),
                                         seed=su.master if first else derive_seeds(su.master ^ 0xB10C, j + 1)[j],
-                                        progress=progress, monitor=dev.monitor,
+                                        progress=progress, monitor=block_monitor(dev, base_side),
                                         iters=self.parts[0].iters_per_block if self.parts else None)
                 cand_side.finish()
                 base["warnings"] += tuple(w for w in clock_warnings(su.device, dev.control, part)
                                           if w not in base["warnings"])
+                base["warnings"] += tuple(w for w in timing_fallbacks(base_side, cand_side) if w not in base["warnings"])
                 check_tampering(base_side, cand_side, part, su.threading)
             finally:
                 self.logs = {"candidate": cand.log_tail()}
@@ -126,6 +145,36 @@ def isolation_record(cand: WorkerClient, cfg: ScoreConfig, nondumpable: bool) ->
     return record, tuple(f"sandbox layer missing: {m}" for m in missing)
 
 
+def block_monitor(dev, base_side: ArenaSide | WorkerSide):
+    """CUDA: NVML's conditions per block (where NVML answers) and the probed SM clock."""
+    if not isinstance(base_side, WorkerSide) or base_side.probe is None:
+        return dev.monitor
+    locked = dev.control.target_sm_mhz if dev.control.locked else None
+    return ProbedMonitor(dev.monitor, base_side.probe, locked)
+
+
+def timing_fallbacks(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide) -> tuple[str, ...]:
+    """A warning per side whose CUDA timer fell back (e.g. candidate.synchronizes)."""
+    return tuple(f"{side.client.label}: {side.fallback[1]}"
+                 for side in (base, cand) if isinstance(side, WorkerSide) and side.fallback)
+
+
+def side_stream_gate(cand: WorkerClient, spec: TaskSpec, seed: int, timeout_s: float) -> tuple[str, ...]:
+    """One profiled timed call per size: device work outside the timed window is
+    `tamper.side_stream`.  Returns warnings where the profile could not tell."""
+    warnings = []
+    for size in spec.sizes:
+        header, _ = cand.request("profile", timeout_s * 4, seed=seed, size=size)
+        findings = header.get("findings")
+        if findings is None:
+            warnings.append(f"side-stream check could not run for size {size!r}: the profile held no timing "
+                            f"window ({header.get('activities')} device activities)")
+        elif findings:
+            raise CandidateRejected("tamper.side_stream", f"size {size!r}: {findings[0]}"
+                                    + (f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""))
+    return tuple(warnings)
+
+
 def clock_warnings(device: str, control: ClockControl, samples: PairedSamples) -> tuple[str, ...]:
     out = []
     if device.startswith("cuda") and not control.locked:
@@ -144,6 +193,8 @@ def block_diagnostics(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide
     n = samples.n_pairs
     out = {"worker_reported_ns": {"baseline": [b.reported_ns / b.iters for b in base.blocks[-n:]],
                                   "candidate": [b.reported_ns / b.iters for b in cand.blocks[-n:]]}}
+    if isinstance(base, WorkerSide):
+        out["timing_mode"] = {"baseline": base.mode, "candidate": cand.mode}
     if isinstance(base, ArenaSide):
         out["null_block_ns"] = base.null_ns.get(samples.iters_per_block, [])
         out["overhead_ns"] = base.overhead_ns_at(samples.iters_per_block)
@@ -159,6 +210,8 @@ def merge_diagnostics(parts: list[dict]) -> dict:
     out = {"worker_reported_ns": {side: sum((p["worker_reported_ns"][side] for p in parts), [])
                                   for side in ("baseline", "candidate")},
            "candidate_cpu_during_baseline_s": sum(used) if used else None}
+    if "timing_mode" in parts[0]:
+        out["timing_mode"] = [p["timing_mode"] for p in parts]
     if "overhead_ns" in parts[0]:
         out["overhead_ns"] = [p["overhead_ns"] for p in parts]
         out["null_block_ns"] = [p["null_block_ns"] for p in parts]
@@ -186,6 +239,7 @@ def check_tampering(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide, 
         raise CandidateRejected("tamper.threads", msg)
     if isinstance(cand, ArenaSide):
         return   # the scorer's clock decided: work hidden from the worker's timer was paid for
-    msg = tamper.unaccounted_time(base.blocks, cand.blocks, samples.n_pairs)
+    msg = (tamper.unaccounted_time(tamper.host_clocked(base.blocks), tamper.host_clocked(cand.blocks), samples.n_pairs)
+           or tamper.unaccounted_time_gpu(base.blocks, cand.blocks, samples.n_pairs))
     if msg:
         raise CandidateRejected("tamper.unaccounted_time", msg)

@@ -22,6 +22,7 @@ from ..isolation.protocol import ProtocolError, decode_values
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
 from ..timing.inprocess import iteration_seed
+from ..device.clock_probe import ClockProbeReadings
 
 
 def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
@@ -51,6 +52,17 @@ def reported_block_ns(label: str, header: dict, wall_ns: float) -> float:
     return float(total)
 
 
+def _host_block_ns(label: str, header: dict, events_ns: float, wall_ns: float) -> float | None:
+    """The worker's host clock of a CUDA block: it holds the events, and the scorer's request holds it."""
+    host = header.get("host_ns")
+    if host is None:
+        return None
+    if not isinstance(host, (int, float)) or not math.isfinite(host) or not events_ns <= host <= wall_ns:
+        raise CandidateRejected("tamper.impossible_time", f"{label} reported a host time of {host!r} ns for a block "
+                                f"of {events_ns:.0f} ns on its events and {wall_ns:.0f} ns on the scorer's clock")
+    return float(host)
+
+
 @dataclass
 class WorkerSide:
     client: WorkerClient
@@ -60,8 +72,11 @@ class WorkerSide:
     tolerance: Tolerance | None = None
     check_fraction: float = 1.0
     other: WorkerClient | None = None  # frozen while this side is timed; its CPU use is watched
+    probe: ClockProbeReadings | None = None  # CUDA: the SM clock each block's worker read after it
     blocks: list[BlockWall] = field(default_factory=list)
     checks: int = 0
+    mode: str | None = None                  # CUDA: how the last block was timed (timing/cuda.py)
+    fallback: tuple[str, str] | None = None  # CUDA: (reason code, message) once the timer fell back
 
     def finish(self) -> None:
         """Nothing left to check after the last block (the tripwires ran inside each)."""
@@ -83,11 +98,24 @@ class WorkerSide:
                 cpu1 = self.other.cpu_seconds()
                 self.other.thaw()
         total = reported_block_ns(self.client.label, header, wall)
+        host = _host_block_ns(self.client.label, header, total, wall)
+        self._note_cuda_timing(header)
         self.blocks.append(BlockWall(float(wall), total, iters,
-                                     None if cpu1 is None or cpu0 is None else cpu1 - cpu0))
+                                     None if cpu1 is None or cpu0 is None else cpu1 - cpu0, host_ns=host))
         if self.program is not None and should_check(self.checks, self.check_fraction):
             self._check_timed_output(iters, seed)
         return total / iters
+
+    def _note_cuda_timing(self, header: dict) -> None:
+        mode = header.get("mode")
+        if mode is None:
+            return
+        self.mode = str(mode)
+        if header.get("fallback") and self.fallback is None:
+            self.fallback = (str(header["fallback"]), str(header.get("fallback_message") or ""))
+        if self.probe is not None:
+            mhz = header.get("clock_mhz")
+            self.probe.record(float(mhz) if isinstance(mhz, (int, float)) and math.isfinite(mhz) else None)
 
     def _check_timed_output(self, iters: int, seed: int) -> None:
         k = secrets.randbelow(iters)  # chosen after the block ran

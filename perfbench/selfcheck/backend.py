@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, ContextManager
 
 from ..noise import CpuLoad
-from ..timing.timers import CpuTimer, CudaEventTimer, Timer
+from ..timing.cuda import CudaEventTimer
+from ..timing.timers import CpuTimer, Timer
 
 # (kind: "memory" | "compute" | "null", extra work fraction) -> (fn, make_inputs).  `extra` adds
 # that fraction of the work on a slice of the input and discards it: an injected, known slowdown.

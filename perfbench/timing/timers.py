@@ -5,8 +5,7 @@ tuple and returns the total time of the calls (ns) and their outputs.  `flush`, 
 called before every call and is never inside the timed region.
 
 - `CpuTimer`: `perf_counter_ns` around synchronous calls.
-- `CudaEventTimer`: CUDA events around each call only.  A device-wide synchronize precedes the
-  end event so work a kernel hid on a side stream is still counted.
+- `CudaEventTimer` (timing/cuda.py): CUDA events around each call on a held stream.
 - `FakeTimer`: simulated durations with seeded noise, drift and step changes, so the statistics
   and the schedule can be tested exactly.
 """
@@ -24,6 +23,8 @@ import numpy as np
 class BlockTiming:
     total_ns: float
     outputs: tuple[Any, ...]
+    host_ns: float | None = None   # the block on the host's clock, where the timer is not it
+    mode: str | None = None        # how a CUDA block was timed (events, events-unheld, graph)
 
 
 class Timer(Protocol):
@@ -74,47 +75,6 @@ class CpuTimer:
                 b = time.perf_counter_ns()
             steps.append(b - a)
         return float(min(steps))
-
-
-class CudaEventTimer:
-    """CUDA events around each call; L2 flush (if any) happens before the start event."""
-
-    name = "cuda_events"
-
-    def __init__(self, device: str = "cuda", device_sync: bool = True):
-        import torch  # deferred: importing perfbench must not touch the GPU
-
-        self._torch = torch
-        self._device = torch.device(device)
-        # Synchronizing the whole device before the end event makes side-stream work visible to
-        # the timer (at the cost of one host round-trip per call, identical for both sides).
-        self._device_sync = device_sync
-
-    def time_block(self, fn, inputs, flush):
-        torch = self._torch
-        n = len(inputs)
-        with torch.cuda.device(self._device):
-            starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-            ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-            outputs = []
-            torch.cuda.synchronize()
-            for i, args in enumerate(inputs):
-                if flush is not None:
-                    flush()
-                starts[i].record()
-                outputs.append(fn(*args))
-                if self._device_sync:
-                    torch.cuda.synchronize()
-                ends[i].record()
-            torch.cuda.synchronize()
-            total_ms = sum(s.elapsed_time(e) for s, e in zip(starts, ends))
-        return BlockTiming(total_ms * 1e6, tuple(outputs))
-
-    def clock_s(self) -> float:
-        return time.perf_counter()
-
-    def resolution_ns(self) -> float:
-        return 500.0  # CUDA event timestamps resolve ~0.5 us (CUDA programming guide)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,10 @@ def test_wrap_puts_the_worker_in_namespaces_and_drops_privileges():
     assert f"mount -t tmpfs -o mode=755 tmpfs {root}\n" in script
     assert f"mount --rbind /home/u/.venv {root}/home/u/.venv\n" in script
     assert f"chown -R 65534:65534 {root}/home/u/.cache/perfbench\n" in script
+    # ... but the worker's own /proc (CUDA's cuInit fails on a read-only one), whose system-wide
+    # knobs are read-only
+    assert 'case "$m" in /proc) continue;; esac' in script
+    assert "for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs; do" in script
     order = [script.index(x) for x in ("pivot_root . .old", "remount,bind,ro", "remount,bind,rw /tmp/perfbench-sandbox-x\n",
                                          "remount,bind,rw /home/u/.cache/perfbench\n", "cd /tmp/perfbench-sandbox-x\nexec")]
     assert order == sorted(order)

@@ -57,3 +57,16 @@ def test_scoring_the_tasks_own_solution_exposes_it(tmp_path):
     expose, hide = candidate_files(load_task(task), task / "solution.py")
     assert str(task.resolve() / "solution.py") in expose and str(task.resolve() / "solution.py") not in hide
     assert str(task.resolve() / "reference.py") in hide
+
+
+def test_timing_mode_is_read_and_checked(tmp_path):
+    task = tmp_path / "t"
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "tiny_task", task)
+    assert load_task(task).timing_mode == "events"
+    toml = (task / "task.toml").read_text()
+    (task / "task.toml").write_text(toml.replace("[timing]\n", '[timing]\nmode = "auto"\n'))
+    spec = load_task(task)
+    assert spec.timing_mode == "auto" and type(spec).from_dict(spec.to_dict()).timing_mode == "auto"
+    (task / "task.toml").write_text(toml.replace("[timing]\n", '[timing]\nmode = "fast"\n'))
+    with pytest.raises(UsageError, match=r"\[timing\] mode must be one of events\|graph\|auto, got 'fast'"):
+        load_task(task)

@@ -98,6 +98,12 @@ def _leave_cgroup():
             f.write(str(os.getpid()))
 
 
+def _proc_sys():
+    # the worker's /proc stays writable (CUDA's cuInit needs it); the kernel's knobs must not be
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
 def _network():
     socket.create_connection(("127.0.0.1", 22), timeout=0.5)
 
@@ -136,7 +142,7 @@ for _name, _fn in [("read_home", _read_home), ("leave_cores", _leave_cores), ("w
                    ("network", _network), ("shared_tmp", _shared_tmp),
                    ("solution_from_git", _solution_from_git), ("solution_compiled", _solution_compiled),
                    ("solution_in_another_checkout", lambda: _read_solution(os.environ.get("PB_TEST_OTHER_COPY", ""))),
-                   ("block_devices", _block_devices)]:
+                   ("block_devices", _block_devices), ("proc_sys", _proc_sys)]:
     attempt(_name, _fn)
 try:   # the cache is writable (torch's loader takes a lock there): the test checks where it went
     _poison_cache()

@@ -1,0 +1,219 @@
+"""CUDA timing for 2-50 us kernels: events on a held stream, no host synchronisation inside them.
+
+Per call, on a dedicated stream S made current (a candidate that launches on
+`torch.cuda.current_stream()` lands on it):
+
+    synchronize; reset persisting L2 lines; flush L2 (on S); hold S (a one-thread kernel that
+    spins on a host-mapped flag); record start; call; record end; release the flag; synchronize
+
+The GPU reaches the start event only after the host has enqueued the whole call, so the host's
+launch latency is not in the window, and nothing between the two events waits for the host.  The
+previous timer synchronised the device inside the window (to count side-stream work): a host
+round trip of ~5-40 us added to both sides, which pulls every speedup of a microsecond kernel
+toward 1.  Work hidden from the window is caught another way: the block's host clock (bounded by
+a device-wide synchronize after each call) against its event time (tamper.unaccounted_time), and
+one profiled call per size in the gate (side_streams.py).
+
+A call that synchronises while S is held cannot finish: the hold gives up after
+`hold_timeout_s`, and from then on this timer times calls without it (`fallback =
+"candidate.synchronizes"`: launch latency counted again, to this side's cost).
+
+`mode="graph"` (launch-bound kernels, per task or chosen by `choose_mode`): the block's calls are
+captured into one CUDA graph behind their flushes, and a graph of the flushes alone is
+subtracted; a call that cannot be captured falls back to events (`candidate.not_capturable`).
+"""
+from __future__ import annotations
+
+import time
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+from .timers import BlockTiming
+
+MODES = ("events", "graph", "auto")
+# CUDA event timestamps resolve ~0.5 us (CUDA programming guide).
+EVENT_RESOLUTION_NS = 500.0
+# "auto" picks graph replay when the baseline's call is within this many event resolutions.
+AUTO_GRAPH_BELOW = 10
+# How long a held stream waits for the host.  Enqueuing one call takes microseconds to a few
+# milliseconds of Python; a call still not enqueued after this is waiting on the device itself.
+HOLD_TIMEOUT_S = 0.5
+
+
+class GraphUnavailable(Exception):
+    """The call could not be captured into a CUDA graph (it synchronises, allocates pinned host
+    memory, uses a stream it did not get from us, ...)."""
+
+
+class Gpu(Protocol):
+    """The device operations the timer uses (TorchGpu; FakeGpu in tests)."""
+
+    marking: bool   # mark_window_end launches its marker kernel only while this is set
+
+    def on_stream(self) -> AbstractContextManager: ...
+    def synchronize(self) -> None: ...
+    def reset_persisting_l2(self) -> None: ...
+    def hold(self) -> None: ...
+    def release(self) -> None: ...
+    def hold_timed_out(self) -> bool: ...
+    def record(self) -> Any: ...
+    def mark_window_end(self) -> None: ...
+    def elapsed_ns(self, start: Any, end: Any) -> float: ...
+    def capture(self, work: Callable[[], Any]) -> tuple[Any, Any]: ...
+    def replay(self, graph: Any) -> None: ...
+    def clock_mhz(self) -> float: ...
+
+
+def choose_mode(requested: str, baseline_ns_per_call: float | None) -> str:
+    """The timing mode for a run: as requested, or for "auto" graph replay when the baseline's
+    call is so short that event resolution and per-launch gaps dominate it."""
+    if requested not in MODES:
+        raise ValueError(f"timing mode must be one of {', '.join(MODES)}, got {requested!r}")
+    if requested != "auto":
+        return requested
+    if baseline_ns_per_call is not None and baseline_ns_per_call < AUTO_GRAPH_BELOW * EVENT_RESOLUTION_NS:
+        return "graph"
+    return "events"
+
+
+class CudaEventTimer:
+    """Events around each call on a held stream; see the module docstring."""
+
+    name = "cuda_events"
+
+    def __init__(self, device: str = "cuda", *, mode: str = "events", hold_timeout_s: float = HOLD_TIMEOUT_S,
+                 gpu: Gpu | None = None):
+        if mode not in ("events", "graph"):
+            raise ValueError(f"CudaEventTimer mode must be events or graph, got {mode!r}")
+        if gpu is None:
+            from .cuda_torch import TorchGpu  # deferred: importing perfbench must not touch the GPU
+
+            gpu = TorchGpu(device, hold_timeout_s)
+        self._gpu = gpu
+        self._hold_timeout_s = hold_timeout_s
+        self.mode = mode
+        self.fallbacks: list[tuple[str, str]] = []   # (reason code, message), in the order taken
+        self._held = True          # False once a call synchronised while held
+        self._capturable = True    # False once a call could not be captured
+
+    @property
+    def fallback(self) -> str | None:
+        """The first fallback's reason code (candidate.synchronizes, candidate.not_capturable)."""
+        return self.fallbacks[0][0] if self.fallbacks else None
+
+    @property
+    def fallback_message(self) -> str | None:
+        return "; ".join(f"{code}: {msg}" for code, msg in self.fallbacks) or None
+
+    @property
+    def mode_used(self) -> str:
+        """What the blocks are timed with now: graph, events, or events-unheld (launch latency in)."""
+        if self.mode == "graph" and self._capturable:
+            return "graph"
+        return "events" if self._held else "events-unheld"
+
+    def time_block(self, fn: Callable[..., Any], inputs: Sequence[tuple],
+                   flush: Callable[[], None] | None) -> BlockTiming:
+        gpu = self._gpu
+        gpu.synchronize()
+        t0 = time.perf_counter_ns()
+        result = None
+        if self.mode_used == "graph":
+            try:
+                result = self._graph_block(fn, inputs, flush)
+            except GraphUnavailable as exc:
+                self._capturable = False
+                self.fallbacks.append(("candidate.not_capturable", f"the call cannot be captured into a CUDA "
+                                       f"graph ({exc}); timed with events"))
+                gpu.synchronize()
+                t0 = time.perf_counter_ns()
+        if result is None:
+            total, outputs = 0.0, []
+            for args in inputs:
+                ns, out = self._timed_call(fn, args, flush)
+                total += ns
+                outputs.append(out)
+            result = (total, tuple(outputs))
+        gpu.synchronize()
+        host_ns = float(time.perf_counter_ns() - t0)
+        return BlockTiming(result[0], result[1], host_ns=host_ns, mode=self.mode_used)
+
+    def _timed_call(self, fn, args, flush, retried: bool = False) -> tuple[float, Any]:
+        gpu = self._gpu
+        held = self._held
+        gpu.reset_persisting_l2()
+        with gpu.on_stream():
+            if flush is not None:
+                flush()
+            if held:
+                gpu.hold()
+            start = gpu.record()
+            out = fn(*args)
+            end = gpu.record()
+            gpu.mark_window_end()
+            if held:
+                gpu.release()
+        gpu.synchronize()
+        if held and gpu.hold_timed_out():
+            if not retried:   # once: a first call may compile or load something while held
+                return self._timed_call(fn, args, flush, retried=True)
+            self._held = False
+            self.fallbacks.append(("candidate.synchronizes",
+                                   f"the stream was held {self._hold_timeout_s:g} s while the call was being "
+                                   "enqueued: it synchronises with the device (or takes that long to launch), twice; "
+                                   "timed without the hold, launch latency included"))
+            return self._timed_call(fn, args, flush, retried=True)
+        return gpu.elapsed_ns(start, end), out
+
+    def _graph_block(self, fn, inputs, flush) -> tuple[float, tuple]:
+        gpu = self._gpu
+
+        def calls():
+            outs = []
+            for args in inputs:
+                if flush is not None:
+                    flush()
+                outs.append(fn(*args))
+            return tuple(outs)
+
+        def flushes():
+            for _ in inputs:
+                if flush is not None:
+                    flush()
+
+        with_calls, outputs = gpu.capture(calls)
+        t_calls = self._timed_replay(with_calls)
+        # Without a flush there is nothing to subtract (and an empty graph cannot be replayed).
+        t_flush = self._timed_replay(gpu.capture(flushes)[0]) if flush is not None else 0.0
+        return max(t_calls - t_flush, 0.0), outputs
+
+    def _timed_replay(self, graph) -> float:
+        gpu = self._gpu
+        gpu.reset_persisting_l2()
+        with gpu.on_stream():
+            gpu.hold()
+            start = gpu.record()
+            gpu.replay(graph)
+            end = gpu.record()
+            gpu.release()
+        gpu.synchronize()
+        return gpu.elapsed_ns(start, end)
+
+    @contextmanager
+    def marking_windows(self) -> Iterator[None]:
+        """Mark the end of each timed window with a named kernel (for a profile to read)."""
+        self._gpu.marking = True
+        try:
+            yield
+        finally:
+            self._gpu.marking = False
+
+    def clock_mhz(self) -> float | None:
+        """The SM clock now, from the probe kernel (None where the device cannot say)."""
+        return self._gpu.clock_mhz()
+
+    def clock_s(self) -> float:
+        return time.perf_counter()
+
+    def resolution_ns(self) -> float:
+        return EVENT_RESOLUTION_NS
