@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 # A candidate may leave this much more unaccounted time per block than the baseline before it
@@ -84,8 +84,7 @@ def host_clocked(blocks: Sequence[BlockWall]) -> list[BlockWall]:
     beyond it is messaging and the worker's own checks, comparable across sides as on the CPU.
     (The events are far shorter than a held block's host time, so wall - events would compare
     the sides' launch overheads, not hidden work: that is unaccounted_time_gpu's job.)"""
-    return [BlockWall(b.wall_ns, b.host_ns, b.iters, b.other_cpu_s, b.own_cpu_s, b.host_ns)
-            if b.host_ns is not None else b for b in blocks]
+    return [replace(b, reported_ns=b.host_ns) if b.host_ns is not None else b for b in blocks]
 
 
 def unaccounted_time_gpu(base: Sequence[BlockWall], cand: Sequence[BlockWall], n_pairs: int) -> str | None:

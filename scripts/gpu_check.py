@@ -17,9 +17,11 @@ Writes DIR/gpu_check.json after every step and prints a short table last.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import runpy
 import statistics
 import sys
 import threading
@@ -117,11 +119,9 @@ def main() -> int:
     props = torch.cuda.get_device_properties(0)
     details["env"] = {"torch": torch.__version__, "device": props.name, "sms": props.multi_processor_count,
                       "l2_bytes": getattr(props, "L2_cache_size", None), "python": sys.version.split()[0]}
-    try:
+    with contextlib.suppress(ImportError):
         import triton
         details["env"]["triton"] = triton.__version__
-    except ImportError:
-        pass
     print(details["env"], flush=True)
 
     # A watchdog: should the hold never time out (a bug), release it from here after 5 s so the
@@ -227,24 +227,11 @@ def main() -> int:
 
     x = torch.randn(1 << 16, device="cuda")
     y = torch.randn(1 << 16, device="cuda")
-    side = torch.cuda.Stream()
-
-    def honest(a, b):
-        with torch.cuda.stream(torch.cuda.current_stream()):
-            return torch.add(b, a, alpha=2)
-
-    def side_stream(a, b):
-        o = torch.empty_like(a)
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(20):
-                torch.add(b, a, alpha=2, out=o)
-        return o
-
-    def syncs(a, b):
-        o = torch.add(b, a, alpha=2)
-        torch.cuda.synchronize()
-        return o
+    # The adversarial suite's own candidates, called in this process (the scores below run them
+    # through sandboxed workers).
+    adv = REPO / "tests" / "adversarial" / "candidates"
+    honest, side_stream, syncs = (runpy.run_path(str(adv / f))["kernel"] for f in
+                                  ("gpu_current_stream.py", "side_stream_after_wait.py", "synchronizes.py"))
 
     def profiles():
         res = {}
@@ -363,7 +350,6 @@ def main() -> int:
          f"{v['uid0_no_caps']['rc']}")
 
     task = REPO / "tests" / "fixtures" / "tiny_task"
-    adv = REPO / "tests" / "adversarial" / "candidates"
     cands = [("score_honest", REPO / "tests" / "fixtures" / "candidates" / "honest_fast.py"),
              ("score_side_stream", adv / "side_stream.py"), ("score_synchronizes", adv / "synchronizes.py"),
              ("score_current_stream", adv / "gpu_current_stream.py"),

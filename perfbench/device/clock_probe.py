@@ -4,7 +4,9 @@ After each timed CUDA block the worker runs `perfbench_clock_probe` (timing/cuda
 cycles counted by `clock64` over nanoseconds of `%globaltimer` is the SM clock the chip ran at.
 `ProbedMonitor` wraps the NVML monitor (when there is one) for the sampler: a block is throttled
 when NVML says so or when its probe read below THROTTLE_SHARE of the reference clock (the locked
-clock, else the fastest probe of the run so far), and the sampler re-measures its pair.
+clock, else the fastest probe of the run so far), and the sampler re-measures its pair.  Only the
+baseline's worker records probes (the candidate's process could claim any clock); the clock is
+the device's, so the baseline's block of each pair speaks for the pair.
 """
 from __future__ import annotations
 

@@ -43,8 +43,8 @@ LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "minimal
 # the worker and all it ever forks are in the cgroup from their first instruction on.
 _JOIN = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
 
-# sh, as root in the new mount namespace: every mount read-only (each mount point's top mount).
-# Every mount read-only but the worker's own /proc: CUDA's cuInit fails (304, "OS call failed")
+# sh, as root in the new mount namespace: every mount read-only (each mount point's top mount)
+# but the worker's own /proc: CUDA's cuInit fails (304, "OS call failed")
 # with a read-only /proc (found on a lent H200 with scripts/sandbox_cuda_bisect.py).  That /proc
 # belongs to the worker's PID namespace; its system-wide writable entries are made read-only
 # the way container runtimes do (runc's readonlyPaths).

@@ -295,7 +295,8 @@ class _WorkerState:
         reply = {"total_ns": float(block.total_ns)}
         if self.device.startswith("cuda"):
             # The host's clock of the block (synchronize-bounded) beside the events, how it was
-            # timed, and the SM clock right after it (throttle check without NVML permissions).
+            # timed, and the SM clock right after it (throttle check without NVML permissions; the
+            # scorer reads the baseline's only, both sides pay for the probe alike).
             reply.update(host_ns=block.host_ns, mode=block.mode, fallback=self.timer.fallback,
                          fallback_message=self.timer.fallback_message, clock_mhz=self.timer.clock_mhz())
         return reply, []

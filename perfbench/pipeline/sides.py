@@ -32,10 +32,11 @@ def build_sides(spec: TaskSpec, program: TaskProgram, device: str, sampler: Samp
     call it before either loads any task code."""
     t = settings.timeout_s
     if device.startswith("cuda"):
-        readings = ClockProbeReadings()   # both sides' probes: one reference clock for the run
-        base_side = WorkerSide(base_w, None, spec.timed_size, t, other=cand, probe=readings)
+        # Only the baseline's (trusted) worker reports the clock it ran at: a candidate that could
+        # report "throttled" would choose which of its pairs are discarded and measured again.
+        base_side = WorkerSide(base_w, None, spec.timed_size, t, other=cand, probe=ClockProbeReadings())
         return base_side, lambda: WorkerSide(cand, program, spec.timed_size, t, settings.tolerance,
-                                             check_fraction=settings.check_fraction, other=base_w, probe=readings)
+                                             check_fraction=settings.check_fraction, other=base_w)
     probe = program.make_inputs(probe_seed, spec.timed_size)
     expected, n = program.reference(probe), sampler.max_iters_per_block
     room = ARENA_SLACK * InputLayout.of(probe).stride * n

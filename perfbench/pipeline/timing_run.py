@@ -2,12 +2,14 @@
 AB-BA pairs (docs/verdict.md, "processes"); and the per-run tamper checks."""
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from .. import tamper
 from ..correctness import Failure
+from ..device.clock_probe import ProbedMonitor
 from ..device.clocks import ClockControl
 from ..device.session import device_session
 from ..errors import CandidateRejected, EnvironmentUnavailable
@@ -17,14 +19,13 @@ from ..isolation.sandbox import make_nondumpable
 from ..results import PairedSamples
 from ..task_runtime import TaskProgram
 from ..tasks import TaskSpec
+from ..timing.cuda import choose_mode
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
 from .arena_side import ArenaSide
 from .config import ScoreConfig
 from .gate import candidate_worker, derive_seeds, gate, load_side, task_tolerance
 from .sides import SideSettings, build_sides
 from .worker_side import WorkerSide
-from ..device.clock_probe import ProbedMonitor
-from ..timing.cuda import choose_mode
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class TimingRun:
         su = self.setup
         if not su.device.startswith("cuda"):
             return
-        per_call = sorted(self.before)[len(self.before) // 2] if self.before else None
+        per_call = statistics.median(self.before) if self.before else None
         self.timing_mode = choose_mode(su.spec.timing_mode, per_call)
         if self.timing_mode != "events":
             base_w.request("set_mode", su.cfg.call_timeout_s, mode=self.timing_mode)

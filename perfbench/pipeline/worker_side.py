@@ -15,6 +15,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 
+from ..device.clock_probe import ClockProbeReadings
 from ..correctness import Failure, OutputRecord, Tolerance, check_outputs, inputs_unchanged
 from ..errors import CandidateRejected
 from ..isolation.client import WorkerClient
@@ -22,7 +23,6 @@ from ..isolation.protocol import ProtocolError, decode_values
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
 from ..timing.inprocess import iteration_seed
-from ..device.clock_probe import ClockProbeReadings
 
 
 def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
@@ -72,7 +72,7 @@ class WorkerSide:
     tolerance: Tolerance | None = None
     check_fraction: float = 1.0
     other: WorkerClient | None = None  # frozen while this side is timed; its CPU use is watched
-    probe: ClockProbeReadings | None = None  # CUDA: the SM clock each block's worker read after it
+    probe: ClockProbeReadings | None = None  # CUDA, baseline only: the SM clock its worker read after each block
     blocks: list[BlockWall] = field(default_factory=list)
     checks: int = 0
     mode: str | None = None                  # CUDA: how the last block was timed (timing/cuda.py)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import glob
+import os
 from contextlib import AbstractContextManager
 from typing import Any, Callable
 
@@ -25,10 +27,8 @@ def _cudart() -> Any | None:
                 return ctypes.CDLL(path)
             except OSError:
                 continue
-    import glob
-    import os
-
     import torch
+
     for path in glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia", "*", "lib", "libcudart.so*")):
         try:
             return ctypes.CDLL(path)

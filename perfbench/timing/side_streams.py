@@ -79,7 +79,7 @@ def profile_timed_call(timer: CudaEventTimer, fn: Callable, args: tuple,
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof, timer.marking_windows():
-        block = timer.time_block(fn, [args], flush)
+        timer.time_block(fn, [args], flush)
         time.sleep(LATE_WORK_WAIT_S)
         torch.cuda.synchronize()
     fd, path = tempfile.mkstemp(suffix=".json")
@@ -90,5 +90,4 @@ def profile_timed_call(timer: CudaEventTimer, fn: Callable, args: tuple,
             trace = json.load(f)
     finally:
         os.unlink(path)
-    del block
     return activities_from_trace(trace)

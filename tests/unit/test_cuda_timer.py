@@ -1,4 +1,6 @@
 """The CUDA timer's branches, on a simulated stream (timing/cuda_fake.py): no GPU needed."""
+from pathlib import Path
+
 import pytest
 
 from perfbench import tamper
@@ -222,3 +224,20 @@ def test_host_clocked_blocks_compare_messaging_not_launch_overhead():
     assert tamper.unaccounted_time_gpu(base, cand, 6) is None
     forged = [BlockWall(wall_ns=503e6, reported_ns=10e6, iters=4096, host_ns=300e6)] * 6   # host time under-reported
     assert tamper.unaccounted_time(tamper.host_clocked(base), tamper.host_clocked(forged), 6) is not None
+
+
+def test_only_the_baseline_reports_the_clock():
+    """A candidate that could report 'throttled' after its slow blocks would choose which of its
+    pairs are discarded and measured again: its claimed clock is never read."""
+    from perfbench.pipeline.sides import SideSettings, build_sides
+    from perfbench.tasks import load_task
+
+    spec = load_task(Path(__file__).parents[1] / "fixtures" / "tiny_task")
+    base, make_cand = build_sides(spec, None, "cuda", None, SideSettings(1.0, None, 1.0), object(), object(), 0)
+    cand = make_cand()
+    assert base.probe is not None and cand.probe is None
+    mon = ProbedMonitor(None, base.probe)
+    for side, mhz in ((base, 1980.0), (cand, 100.0), (base, 1975.0)):
+        mon.begin()
+        side._note_cuda_timing({"mode": "events", "clock_mhz": mhz})
+        assert not mon.end().throttled
