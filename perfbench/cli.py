@@ -141,6 +141,9 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               help="KernelBench problems: override a module-level constant (e.g. batch_size=16).")
 @click.option("--s-ref", type=float, default=None, help="Use this s_ref instead of bench_configs / the task default.")
+@click.option("--r-ci", "target_r_ci", type=float, default=0.05, show_default=True,
+              help="Stop after a worker process once R_perf's CI is this narrow (0: only when R_perf is "
+                   "certainly 0 or 1; docs/verdict.md).")
 @click.option("--seed", type=int, default=None, help="Master seed (default: secret, drawn per run, recorded).")
 @click.option("--clocks", "clock_policy", default="base", show_default=True,
               help="GPU clock policy while timing: base | max | none | a number of MHz.")
@@ -152,8 +155,8 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, seed, clock_policy,
-          require_locked_clocks, require_sandbox, timeout, as_json, out, quiet):
+def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, target_r_ci, seed,
+          clock_policy, require_locked_clocks, require_sandbox, timeout, as_json, out, quiet):
     """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
 
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
@@ -165,7 +168,7 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes,
     from .tasks import parse_overrides
 
     cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, s_ref=s_ref, seed=seed,
-                        call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks),
+                        target_r_ci=target_r_ci, call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks),
                         require_sandbox=require_sandbox, **({"processes": processes} if processes is not None else {}))
     say = _log(quiet or as_json)
     result = run_score(task_dir, candidate_file, cfg, overrides=parse_overrides(overrides),
@@ -329,10 +332,12 @@ def clocks_reset(device):
     click.echo(reset_stale(nvml, bus))
 
 
-from .cli_scorch import scorch  # noqa: E402 - registered after main exists
+from .cli_batch import score_batch  # noqa: E402 - registered after main exists
+from .cli_scorch import scorch  # noqa: E402
 from .cli_tasks import tasks_group  # noqa: E402
 
 main.add_command(scorch)
+main.add_command(score_batch)
 main.add_command(tasks_group)
 
 

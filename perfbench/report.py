@@ -61,7 +61,8 @@ def score_table(r: ScoreResult) -> str:
         c = r.comparison
         if c is not None:
             s = c.summary
-            lines.append(f"{'speedup':<10} {s.speedup.value:.3f}x  95% CI [{s.speedup.low:.3f}, {s.speedup.high:.3f}]"
+            lines.append(f"{'speedup':<10} {s.speedup.value:.3f}x  {100 * s.speedup.confidence:g}% CI "
+                         f"[{s.speedup.low:.3f}, {s.speedup.high:.3f}]"
                          f"  p={s.p_value:.2g}  ({c.samples.n_pairs} AB-BA pairs x {c.samples.iters_per_block} iters)")
             lines.append(f"{'times':<10} baseline {format_time(_median(c.samples.baseline_ns))}, "
                          f"candidate {format_time(_median(c.samples.candidate_ns))} per call")
@@ -75,8 +76,15 @@ def score_table(r: ScoreResult) -> str:
                 lines.append(f"{'threads':<10} {r.threading['threads']} on cores {r.threading['cpus']} "
                              f"(OpenMP {r.threading.get('openmp_runtime')}, wait policy "
                              f"{r.threading.get('omp_wait_policy')})")
-            lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
-            lines.append(f"{'R_perf':<10} {r.r_perf:.3f}")
+            stopping = c.extra.get("stopping") or {}
+            if stopping.get("decision"):
+                lines.append(f"{'stopped':<10} after {stopping['processes_run']} of {stopping['processes']} processes: "
+                             f"{stopping['decision']} (decided on a {100 * stopping['look_confidence']:.1f}% CI)")
+            if r.s_ref is None:
+                lines.append(f"{'R_perf':<10} null (no s_ref on this device)")
+            else:
+                lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
+                lines.append(f"{'R_perf':<10} {r.r_perf:.3f}")
     if r.verdict != VERDICT_REJECTED and r.r_impl is not None:
         lines.append(f"{'R_impl':<10} {r.r_impl:.0f} ({r.tests_passed}/{r.tests_total} tests passed)")
     for w in r.warnings:

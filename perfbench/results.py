@@ -228,8 +228,8 @@ class ScoreResult:
             raise ValueError(f"verdict must be scored or rejected, got {self.verdict!r}")
         if self.verdict == VERDICT_REJECTED and not self.reasons:
             raise ValueError("a rejection needs at least one reason")
-        if self.verdict == VERDICT_SCORED and self.task_kind == "perf" and (self.comparison is None or self.s_ref is None):
-            raise ValueError("a scored perf result needs a comparison and s_ref")
+        if self.verdict == VERDICT_SCORED and self.task_kind == "perf" and self.comparison is None:
+            raise ValueError("a scored perf result needs a comparison")
 
     @property
     def r_perf(self) -> float | None:
@@ -239,6 +239,8 @@ class ScoreResult:
             return None
         if self.verdict == VERDICT_REJECTED:
             return 0.0
+        if self.s_ref is None:   # a KernelBench problem nobody calibrated: the speedup is the answer
+            return None
         return r_perf(self.comparison.speedup, self.s_ref)
 
     @property
@@ -252,7 +254,7 @@ class ScoreResult:
         return r_impl(self.tests_passed or 0, self.tests_total)
 
     @property
-    def reward(self) -> float:
+    def reward(self) -> float | None:
         return self.r_perf if self.task_kind == "perf" else self.r_impl
 
     def to_dict(self) -> dict[str, Any]:

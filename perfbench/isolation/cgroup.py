@@ -13,7 +13,10 @@ Two hierarchies are supported, v2 preferred:
 When the task pins its cores, the cgroup also gets a cpuset with exactly those cores (v2
 `cpuset.cpus` where the controller is enabled for it, else the v1 `cpuset` controller beside
 either hierarchy): the worker may change its own affinity, but never to a core outside the set,
-so it cannot move to a less loaded core than the other side's.
+so it cannot move to a less loaded core than the other side's.  The cpuset may be created wide
+(`hold_later`) and narrowed once the worker's interpreter is up (`hold_cpus`): two workers pinned
+to one core would import torch one after the other, seconds per score spent before any
+untrusted code has loaded.
 
 A scorer killed with SIGKILL cannot remove its cgroups; the next one removes every perfbench
 cgroup whose scorer (the pid namespace and pid in its name) is gone, killing what is left in it.
@@ -76,6 +79,12 @@ class WorkerCgroup:
         self._dirs = dirs           # v2: {"": dir, "cpuset": v1 dir?}; v1: {"freezer", "cpuacct", "pids"?, "cpuset"?}
         self.cpus = cpus            # the cores its cpuset holds it to (None: no cpuset)
         self.cpuset_missing = cpuset_missing   # why there is no cpuset though cores were asked for
+        self._cpuset_file: Path | None = None  # where `hold_cpus` writes them
+
+    def hold_cpus(self) -> None:
+        """Narrow the cpuset to `cpus`: the kernel moves every thread in the cgroup there."""
+        if self._cpuset_file is not None and self.cpus is not None:
+            _write(self._cpuset_file, _cpus_spec(self.cpus))
 
     @property
     def procs_files(self) -> list[str]:
@@ -176,6 +185,7 @@ def _cpus_spec(cpus: tuple[int, ...]) -> str:
 
 
 def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: str | None) -> WorkerCgroup:
+    # The cpuset is created as wide as the parent's; create_worker_cgroup narrows it (hold_cpus).
     parent = Path(mount) / _own_v2_path().lstrip("/")
     sweep_stale(parent)
     d = parent / _new_name(label)
@@ -187,10 +197,11 @@ def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: 
     if cpus is not None:
         try:
             if "cpuset" in (d / "cgroup.controllers").read_text().split():
-                _write(d / "cpuset.cpus", _cpus_spec(cpus))
+                cg._cpuset_file = d / "cpuset.cpus"   # empty: the parent's cores
                 cg.cpus = cpus
             elif v1_cpuset is not None:
-                cg._dirs["cpuset"] = _create_v1_cpuset(Path(v1_cpuset), d.name, cpus)
+                cg._dirs["cpuset"] = _create_v1_cpuset(Path(v1_cpuset), d.name)
+                cg._cpuset_file = cg._dirs["cpuset"] / "cpuset.cpus"
                 cg.cpus = cpus
             else:
                 cg.cpuset_missing = (f"no cpuset controller for {parent} (v2: not in cgroup.controllers; "
@@ -200,14 +211,14 @@ def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: 
     return cg
 
 
-def _create_v1_cpuset(root: Path, name: str, cpus: tuple[int, ...]) -> Path:
-    """A v1 cpuset directory holding `cpus` (mems as its parent's: v1 needs both before a join)."""
+def _create_v1_cpuset(root: Path, name: str) -> Path:
+    """A v1 cpuset directory with its parent's cores and mems (v1 needs both before a join)."""
     sweep_stale(root)
     d = root / name
     d.mkdir()
     try:
         _write(d / "cpuset.mems", (root / "cpuset.mems").read_text().strip())
-        _write(d / "cpuset.cpus", _cpus_spec(cpus))
+        _write(d / "cpuset.cpus", (root / "cpuset.cpus").read_text().strip())
     except OSError:
         d.rmdir()
         raise
@@ -238,7 +249,8 @@ def _create_v1(roots: dict[str, str], label: str, cpus: tuple[int, ...] | None) 
             cg.cpuset_missing = "no v1 cpuset controller is mounted"
         else:
             try:
-                dirs["cpuset"] = _create_v1_cpuset(Path(roots["cpuset"]), name, cpus)
+                dirs["cpuset"] = _create_v1_cpuset(Path(roots["cpuset"]), name)
+                cg._cpuset_file = dirs["cpuset"] / "cpuset.cpus"
                 cg.cpus = cpus
             except OSError as exc:
                 cg.cpuset_missing = f"cpuset: {exc}"
@@ -263,10 +275,20 @@ def sweep_stale(parent: Path) -> list[str]:
 
 
 def create_worker_cgroup(label: str, versions: tuple[str, ...] = ("v2", "v1"),
-                        cpus: tuple[int, ...] | None = None) -> tuple[WorkerCgroup | None, str]:
+                        cpus: tuple[int, ...] | None = None, hold_later: bool = False) -> tuple[WorkerCgroup | None, str]:
     """A fresh cgroup for one worker, or (None, why not).  `versions`: which hierarchies to try,
     in order (tests pin one).  `cpus`: the cores its cpuset holds it to (`cpuset_missing` says
-    why when none could be made)."""
+    why when none could be made); with `hold_later` only once the caller calls `hold_cpus()`."""
+    cg, why = _create(label, versions, cpus)
+    if cg is not None and not hold_later:
+        try:
+            cg.hold_cpus()
+        except OSError as exc:
+            cg.cpus, cg.cpuset_missing = None, f"cpuset: {exc}"
+    return cg, why
+
+
+def _create(label: str, versions: tuple[str, ...], cpus: tuple[int, ...] | None) -> tuple[WorkerCgroup | None, str]:
     mounts = _mounts()
     v2 = [m for m, fstype, _ in mounts if fstype == "cgroup2" and "v2" in versions]
     v1: dict[str, str] = {}

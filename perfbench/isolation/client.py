@@ -91,8 +91,13 @@ class WorkerClient:
 
     def start(self, timeout_s: float) -> Isolation:
         """Wait until the worker answers; record the isolation it reports before any code loads."""
-        header, _ = self.request("ping", timeout_s)
+        self.request("ping", timeout_s)
         self.startup_s = time.perf_counter() - self._started
+        if self.plan.cgroup is not None:
+            # Up to here both workers imported torch side by side; from here on the worker stays
+            # on the task's cores (it pinned itself too, cpu_threads.pin_from_env).
+            self.plan.cgroup.hold_cpus()
+        header, _ = self.request("probe", timeout_s)
         probe = header.get("probe") if isinstance(header.get("probe"), dict) else {}
         self.isolation = isolation_from_probe(probe, self.plan)
         # The interpreter itself (its memory holds the outputs the scorer reads): the Popen child

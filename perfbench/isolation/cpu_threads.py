@@ -2,8 +2,8 @@
 
 Part of the task (`[cpu] threads`, `[cpu] omp_wait_policy` in task.toml) and applied identically
 to both sides: the thread-count variables are in the worker's environment before its interpreter
-starts (OpenMP reads them once), the worker pins itself to the same cores and calls
-`torch.set_num_threads` before any task code loads.  The wait policy is the runtime's default
+starts (OpenMP reads them once), the worker calls `torch.set_num_threads` and pins itself to
+the same cores once torch is imported, before any task code loads.  The wait policy is the runtime's default
 unless the task sets one: the idle side is frozen while the other is timed, so its threads
 cannot spin on the timed side's cores whatever the policy (docs/verdict.md).
 """
@@ -30,13 +30,15 @@ class CpuThreading:
     omp_wait_policy: str | None = None  # None: the OpenMP runtime's default
 
     @classmethod
-    def for_task(cls, threads: int, omp_wait_policy: str | None = None) -> "CpuThreading":
-        """`threads` threads on the first `threads` cores this process may use (all of them when
-        there are fewer: a warning in the verdict says so)."""
+    def for_task(cls, threads: int, omp_wait_policy: str | None = None,
+                 cpus: tuple[int, ...] | None = None) -> "CpuThreading":
+        """`threads` threads on `cpus` (a device lease's cores), else on the first `threads` cores
+        this process may use (all of them when there are fewer: a warning in the verdict says so)."""
         if threads < 1:
             raise ValueError(f"threads must be >= 1, got {threads}")
-        allowed = sorted(os.sched_getaffinity(0))
-        return cls(threads, tuple(allowed[:threads]), omp_wait_policy)
+        if cpus is None:
+            cpus = tuple(sorted(os.sched_getaffinity(0))[:threads])
+        return cls(threads, tuple(cpus), omp_wait_policy)
 
     @property
     def oversubscribed(self) -> bool:
@@ -61,12 +63,20 @@ class CpuThreading:
 
 
 def pin_from_env() -> None:
-    """In the worker, before torch loads: pin to the cores the scorer chose (no-op without)."""
+    """In the worker, before any task code: pin every thread it has to the cores the scorer
+    chose (no-op without).  Threads started later (torch's pool) inherit the pinning."""
     spec = os.environ.get(CPUS_VAR)
-    if spec:
+    if not spec:
+        return
+    try:
+        cpus = {int(c) for c in spec.split(",")}
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except (OSError, ValueError):
+        return
+    for tid in tids:
         try:
-            os.sched_setaffinity(0, {int(c) for c in spec.split(",")})
-        except (OSError, ValueError):
+            os.sched_setaffinity(tid, cpus)
+        except OSError:
             pass   # the probe records the affinity the worker really has
 
 

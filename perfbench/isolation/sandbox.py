@@ -153,7 +153,7 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
     `expose`: paths it must read besides the interpreter and perfbench (the task, the candidate);
     `cpus`: the cores its cpuset holds it to."""
     missing = []
-    cgroup, why = create_worker_cgroup(label, cpus=cpus)
+    cgroup, why = create_worker_cgroup(label, cpus=cpus, hold_later=True)   # client.start holds it
     if cgroup is None:
         missing.append(f"cgroup: {why}")
         if cpus is not None:

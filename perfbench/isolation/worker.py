@@ -355,9 +355,6 @@ def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
     _close_other_fds(keep={fd, *arena_fds})
     _keep_freed_memory_in_heap()
     _bound_file_sizes()
-    from .cpu_threads import pin_from_env
-
-    pin_from_env()   # before torch starts its thread pool
     import json
     from multiprocessing.connection import Connection
 
@@ -365,11 +362,15 @@ def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
     from .protocol import send
 
     conn = Connection(fd)
-    state = _WorkerState()
+    state = _WorkerState()   # imports torch: unpinned, so the two workers import side by side
+    from .cpu_threads import pin_from_env
+
+    pin_from_env()   # before any task code runs, and before torch's thread pool starts (lazily)
     state.arena_fds = arena_fds
     from .sandbox import probe
 
-    handlers = {"ping": lambda req: ({"ok": True, "probe": probe()}, []), "load": state.load, "check": state.check,
+    handlers = {"ping": lambda req: ({"ok": True}, []), "probe": lambda req: ({"ok": True, "probe": probe()}, []),
+                "load": state.load, "check": state.check,
                 "prepare": state.prepare, "time": state.time, "fetch": state.fetch,
                 "set_mode": state.set_mode, "profile": state.profile,
                 "map": state.map, "stage": state.stage, "run": state.run}

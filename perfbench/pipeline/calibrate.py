@@ -70,7 +70,7 @@ def _measure_solution(spec, cfg: ScoreConfig, runs: int, say: Callable[[str], No
         else:
             say(f"{spec.name}: timing the solution against the baseline (run {run + 1}/{runs})")
         # any s_ref > 1 lets score() run; the value measured here replaces it
-        r = score(spec, spec.file("solution"), dataclasses.replace(cfg, s_ref=2.0), log=say)
+        r = score(spec, spec.file("solution"), dataclasses.replace(cfg, s_ref=2.0, stop_early=False), log=say)
         if r.verdict == VERDICT_REJECTED:
             raise UsageError(f"{spec.name}: the task's own solution was rejected: "
                              f"{r.reasons[0].code}: {r.reasons[0].message}")
@@ -83,7 +83,7 @@ def _measure_solution(spec, cfg: ScoreConfig, runs: int, say: Callable[[str], No
 
 def _side_speedup(spec, file: Path, cfg: ScoreConfig, say: Callable[[str], None]) -> tuple[list[float] | None, str]:
     """[speedup, ci_low, ci_high] of `file` against the baseline, or None and why it was rejected."""
-    r = score(spec, file, dataclasses.replace(cfg, s_ref=2.0), log=say)
+    r = score(spec, file, dataclasses.replace(cfg, s_ref=2.0, stop_early=False), log=say)
     if r.verdict == VERDICT_REJECTED:
         return None, f"{r.reasons[0].code}: {r.reasons[0].message}"
     return [round(r.comparison.speedup, 4), round(r.comparison.ci[0], 4), round(r.comparison.ci[1], 4)], ""

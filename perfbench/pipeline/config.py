@@ -28,6 +28,9 @@ class ScoreConfig:
     require_sandbox: bool = False     # refuse to score unless every layer is active
     processes: int = 3                # fresh worker pairs the pairs are split between (>= 2: the CI
                                       # includes the between-process variance; docs/verdict.md)
+    target_r_ci: float | None = 0.05  # stop after a process once R_perf's CI is this narrow (None:
+                                      # never on R_perf's width; timing/stopping.py)
+    stop_early: bool = True           # False: every process measures (calibration, validity gates)
 
     def __post_init__(self) -> None:
         if not self.call_timeout_s > 0 or not self.load_timeout_s > 0:
@@ -36,5 +39,7 @@ class ScoreConfig:
             raise ValueError(f"check_seeds must be >= 1, got {self.check_seeds}")
         if self.processes < 1:
             raise ValueError(f"processes must be >= 1, got {self.processes}")
+        if self.target_r_ci is not None and not 0 <= self.target_r_ci <= 1:
+            raise ValueError(f"target_r_ci must be in [0, 1], got {self.target_r_ci}")
         if self.s_ref is not None and not self.s_ref > 1:
             raise ValueError(f"s_ref must be > 1, got {self.s_ref}")

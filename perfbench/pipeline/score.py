@@ -12,6 +12,7 @@ from typing import Callable
 
 from .. import bench_configs, tamper
 from ..correctness import Failure
+from ..device import lease as device_lease
 from ..device.fingerprint import fingerprint
 from ..errors import CandidateRejected, UsageError
 from ..impl_tests import run_tests
@@ -20,6 +21,7 @@ from ..results import VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, Paired
 from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec, load_task
 from ..timing.sampler import ProgressFn, SamplerConfig
+from ..timing.stopping import StoppingRule, interim_decision
 from .compare import check_device
 from .config import ScoreConfig
 from .gate import candidate_worker, derive_seeds, gate, load_side
@@ -28,7 +30,7 @@ from .timing_run import RunSetup, TimingRun, merge_diagnostics
 __all__ = ["ScoreConfig", "score", "gate_only", "gate"]
 
 
-def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[float, str, list[str]]:
+def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[float | None, str, list[str]]:
     if cfg.s_ref is not None:
         return cfg.s_ref, "command line", []
     key = bench_configs.device_key(device, fp, spec.threads)
@@ -41,6 +43,9 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[flo
         return spec.s_ref_default, "task default", [
             f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="
             f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"]
+    if spec.format == FORMAT_KERNELBENCH:   # a problem file: the speedup is the answer (KernelBench's own)
+        return None, "none", [f"no s_ref for {spec.name} on {key}: the speedup is scored, R_perf is null; "
+                              "pass --s-ref or run `perfbench calibrate` for a reward"]
     raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")
 
 
@@ -55,18 +60,25 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
     if not cand_path.is_file():
         raise UsageError(f"{candidate}: no such file")
     master = cfg.seed if cfg.seed is not None else secrets.randbits(62)
+    say = log or (lambda msg: None)
     if spec.kind == "impl":
-        return _score_impl(spec, cand_path, device, master, cfg, log or (lambda msg: None))
+        return _score_impl(spec, cand_path, device, master, cfg, say)
+    # Held for the whole run: no other perfbench measurement shares these cores or this GPU.
+    with device_lease.acquire(device, spec.threads, waiting=say) as lease:
+        return _score_perf(spec, cand_path, device, master, cfg, lease, say, progress)
+
+
+def _score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,
+                lease: device_lease.DeviceLease, say: Callable[[str], None], progress: ProgressFn | None) -> ScoreResult:
     init_seed, probe_seed, *check_seeds = derive_seeds(master, 2 + cfg.check_seeds)
     program = TaskProgram(spec, device, init_seed=init_seed)
-    say = log or (lambda msg: None)
     fp = fingerprint(device)
     s_ref, s_ref_source, warnings = _s_ref(spec, device, fp, cfg)
     sampler_cfg = _sampler_config(spec, cfg)
-    base = dict(task=spec.name, task_kind=spec.kind, candidate=str(candidate), device=device, seed=master,
+    base = dict(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device, seed=master,
                 overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
     baseline_file = spec.root if spec.format == FORMAT_KERNELBENCH else spec.file("baseline")
-    threading = CpuThreading.for_task(spec.threads, spec.omp_wait_policy) if device == "cpu" else None
+    threading = CpuThreading.for_task(spec.threads, spec.omp_wait_policy, lease.cpus) if device == "cpu" else None
     if threading is not None:
         base["threading"] = threading.to_dict()
         if threading.oversubscribed:
@@ -74,12 +86,19 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
                                  f"{len(threading.cpus)} cores, so threads share them",)
     run = TimingRun(RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading,
                              init_seed, probe_seed, master), say, progress)
+    rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci)
+    decision = None
     try:
         for j in range(cfg.processes):
             rejected = run.process(j, check_seeds, base)
             if rejected is not None:
                 return ScoreResult(verdict=VERDICT_REJECTED, reasons=tuple(Reason(f.reason, f.message) for f in rejected),
                                    checks=run.checks, worker_logs=run.logs, **base)
+            if cfg.stop_early:
+                decision = interim_decision(run.parts, rule, seed=master, n_resamples=sampler_cfg.n_resamples)
+            if decision is not None:
+                say(f"stopping after {j + 1} of {cfg.processes} processes: {decision}")
+                break
     except CandidateRejected as exc:
         return ScoreResult(verdict=VERDICT_REJECTED, reasons=(Reason(exc.reason, exc.message),), checks=run.checks,
                            worker_logs=run.logs, **base)
@@ -91,10 +110,13 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
     comparison = ComparisonResult(
         baseline=str(baseline_file), candidate=str(cand_path), device=device,
         timer="cuda_events" if device.startswith("cuda") else "scorer_wall_clock", seed=master,
-        samples=samples, config=dict(sampler_cfg.to_dict(), processes=cfg.processes), fingerprint=fp,
+        samples=samples, fingerprint=fp,
+        config=dict(sampler_cfg.to_dict(), processes=cfg.processes, confidence=rule.reported_confidence(decision)),
         extra={"baseline_alone_ns": run.before, "timed_output_checks": run.timed_checks,
                "timing_mode_requested": spec.timing_mode if device.startswith("cuda") else None,
-               "candidate_blocks": run.candidate_blocks, **merge_diagnostics(run.diagnostics)})
+               "candidate_blocks": run.candidate_blocks,
+               "stopping": dict(rule.to_dict(), decision=decision, processes_run=len(run.parts)),
+               **merge_diagnostics(run.diagnostics)})
     return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=run.checks, comparison=comparison,
                        worker_logs=run.logs, **base)
 

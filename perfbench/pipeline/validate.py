@@ -82,4 +82,5 @@ def validate(task: str | Path, config: ScoreConfig | None = None,
 
 
 def _with_s_ref(cfg: ScoreConfig) -> ScoreConfig:
-    return cfg if cfg.s_ref is not None else dataclasses.replace(cfg, s_ref=2.0)
+    # Every process measures: a validity gate reads the CI itself, not a reward decided early.
+    return dataclasses.replace(cfg, s_ref=cfg.s_ref if cfg.s_ref is not None else 2.0, stop_early=False)

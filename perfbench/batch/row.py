@@ -1,0 +1,79 @@
+"""Score one batch row in this process and print its record as one JSON line.
+
+Run as ``python -m perfbench.batch.row ROW_JSON OPTIONS_JSON`` by every backend, so a scorer
+that crashes (a bug, a signal, memory) takes down one row's process, never the batch.  A
+candidate's failure is a verdict ("rejected"); a user's mistake ("usage") and the machine's
+("infrastructure") are errors, and only the machine's are worth retrying."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+from .. import bench_configs
+from ..device.fingerprint import fingerprint
+from ..errors import EnvironmentUnavailable, PerfbenchError, UsageError
+from ..results import VERDICT_REJECTED
+from .manifest import BatchRow
+from .records import BatchRecord
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """The `perfbench score` options a batch applies to every row."""
+
+    processes: int = 3
+    min_pairs: int | None = None
+    max_pairs: int | None = None
+    budget_s: float | None = None
+    s_ref: float | None = None
+    target_r_ci: float | None = 0.05
+    call_timeout_s: float = 60.0
+    require_sandbox: bool = False
+    device: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def score_config(self):
+        from ..pipeline.compare_files import sampler_config
+        from ..pipeline.config import ScoreConfig
+
+        try:
+            return ScoreConfig(sampler=sampler_config(min_pairs=self.min_pairs, max_pairs=self.max_pairs,
+                                                      budget=self.budget_s),
+                               processes=self.processes, s_ref=self.s_ref, target_r_ci=self.target_r_ci,
+                               call_timeout_s=self.call_timeout_s, require_sandbox=self.require_sandbox,
+                               device=self.device)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+
+def score_row(row: BatchRow, options: BatchOptions) -> BatchRecord:
+    """Score `row` here; every outcome, errors included, as a record."""
+    from ..pipeline.score import score
+
+    t0 = time.perf_counter()
+    common = dict(id=row.id, task=row.task, candidate=row.candidate, attempts=1)
+    try:
+        result = score(row.task, row.candidate, options.score_config())
+    except (UsageError, FileNotFoundError) as exc:
+        return BatchRecord(**common, outcome="error", wall_s=time.perf_counter() - t0, error_kind="usage", error=str(exc))
+    except (EnvironmentUnavailable, PerfbenchError, OSError, TimeoutError) as exc:
+        return BatchRecord(**common, outcome="error", wall_s=time.perf_counter() - t0, error_kind="infrastructure",
+                           error=f"{type(exc).__name__}: {exc}")
+    threads = result.threading.get("threads") if result.threading else None
+    key = bench_configs.device_key(result.device, fingerprint(result.device), threads)
+    return BatchRecord(**common, outcome="rejected" if result.verdict == VERDICT_REJECTED else "scored",
+                       wall_s=time.perf_counter() - t0, result=result.to_dict(), device_key=key)
+
+
+def main(argv: list[str]) -> None:
+    row = BatchRow(**json.loads(argv[0]))
+    options = BatchOptions(**json.loads(argv[1]))
+    print(json.dumps(score_row(row, options).to_dict()), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

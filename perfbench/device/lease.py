@@ -1,0 +1,105 @@
+"""Device leases: never two measurements on one device at once, across processes.
+
+A score holds a lease on what it times on for the whole run: on the CPU the cores its workers
+are pinned to (the first free ones this process may use), on CUDA the device.  Leases are file
+locks (`filelock`) in one directory per host, so concurrent `perfbench score` commands, the
+slots of `score-batch` and Ray workers on one node all share them; a lock dies with its process,
+so a killed scorer never leaves a device taken.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from filelock import FileLock, Timeout
+
+LOCK_DIR_VAR = "PERFBENCH_LOCK_DIR"
+_POLL_S = 0.2
+
+
+def lock_dir() -> Path:
+    d = Path(os.environ.get(LOCK_DIR_VAR) or Path(tempfile.gettempdir()) / "perfbench-locks")
+    d.mkdir(mode=0o1777, parents=True, exist_ok=True)
+    return d
+
+
+@dataclass
+class DeviceLease:
+    """What one score holds: `cpus` (CPU tasks) or the CUDA device; release() or `with`."""
+
+    device: str
+    cpus: tuple[int, ...] = ()
+    _locks: list[FileLock] = field(default_factory=list, repr=False)
+
+    def release(self) -> None:
+        for lock in self._locks:
+            lock.release()
+        self._locks.clear()
+
+    def __enter__(self) -> "DeviceLease":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _try(name: str) -> FileLock | None:
+    lock = FileLock(str(lock_dir() / f"{name}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return None
+    return lock
+
+
+def acquire(device: str, threads: int = 1, *, timeout_s: float = 3600.0,
+            waiting: Callable[[str], None] | None = None) -> DeviceLease:
+    """Wait (up to `timeout_s`) for `device`: a CUDA device, or `threads` free cores among
+    those this process may use (all of them when it may use fewer).  `waiting` is told once
+    when the lease is not free at once."""
+    deadline = time.monotonic() + timeout_s
+    told = False
+    while True:
+        lease = _try_acquire(device, threads)
+        if lease is not None:
+            return lease
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{device}: no free {'cores' if device == 'cpu' else 'device'} within {timeout_s:g} s "
+                               f"(held by other perfbench runs; locks in {lock_dir()})")
+        if waiting is not None and not told:
+            waiting(f"waiting for {'a free core' if device == 'cpu' else device} (another measurement holds it)")
+            told = True
+        time.sleep(_POLL_S)
+
+
+def _cuda_lock_name(device: str) -> str:
+    """The physical GPU (its PCI address): CUDA_VISIBLE_DEVICES renumbers devices per process."""
+    from .session import cuda_pci_bus_id
+
+    try:
+        bus = cuda_pci_bus_id(device)
+    except (RuntimeError, AssertionError):
+        bus = None
+    return "cuda-" + (bus or device.partition(":")[2] or "0").replace(":", "-")
+
+
+def _try_acquire(device: str, threads: int) -> DeviceLease | None:
+    if device != "cpu":
+        lock = _try(_cuda_lock_name(device))
+        return None if lock is None else DeviceLease(device, (), [lock])
+    allowed = sorted(os.sched_getaffinity(0))
+    want = min(threads, len(allowed))
+    held: list[tuple[int, FileLock]] = []
+    for cpu in allowed:
+        lock = _try(f"cpu-{cpu}")
+        if lock is not None:
+            held.append((cpu, lock))
+            if len(held) == want:
+                return DeviceLease(device, tuple(c for c, _ in held), [lk for _, lk in held])
+    for _, lock in held:
+        lock.release()
+    return None

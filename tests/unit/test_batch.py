@@ -1,0 +1,124 @@
+"""score-batch's parts without scoring: manifests, the resumable results file, retries, the summary."""
+import json
+import subprocess
+
+import pytest
+
+from perfbench.batch import BatchOptions, BatchRecord, BatchRow, BatchSummary, ResultsFile, read_manifest
+from perfbench.batch import runner
+from perfbench.errors import UsageError
+
+
+def _rec(id_, outcome="scored", speedup=2.0, r_perf=0.5, reasons=(), key="cpu-x-1t", task="t", error_kind=None):
+    result = None if outcome == "error" else {"speedup": speedup, "r_perf": 0.0 if outcome == "rejected" else r_perf,
+                                               "reasons": [{"code": c, "message": ""} for c in reasons]}
+    return BatchRecord(id_, task, f"{id_}.py", outcome, 1, 1.0, error_kind=error_kind, result=result,
+                       device_key=None if outcome == "error" else key)
+
+
+def test_manifests_jsonl_csv_and_directory(tmp_path):
+    (tmp_path / "m.jsonl").write_text('{"task": "tasks/a", "candidate": "c1.py"}\n\n'
+                                      '{"task": "/abs/b", "candidate": "c2.py", "id": "two"}\n')
+    rows = read_manifest(tmp_path / "m.jsonl")
+    assert rows == [BatchRow("tasks/a:c1.py", str(tmp_path / "tasks/a"), str(tmp_path / "c1.py")),
+                    BatchRow("two", "/abs/b", str(tmp_path / "c2.py"))]
+    (tmp_path / "m.csv").write_text("task,candidate\ntasks/a,c1.py\n")
+    assert read_manifest(tmp_path / "m.csv")[0].candidate == str(tmp_path / "c1.py")
+    d = tmp_path / "cands"
+    d.mkdir()
+    for name in ("b.py", "a.py", "notes.txt"):
+        (d / name).write_text("")
+    assert [r.id for r in read_manifest(d, tmp_path / "task")] == ["a.py", "b.py"]
+
+
+@pytest.mark.parametrize("name,text,needle", [
+    ("m.jsonl", '{"task": "a"}\n', "m.jsonl:1: missing candidate"),
+    ("m.jsonl", '{"task": "a", "candidate": "c"}\nnot json\n', "m.jsonl:2: not JSON"),
+    ("m.jsonl", '{"task": "a", "candidate": "c"}\n{"task": "a", "candidate": "c"}\n', "row 2 repeats id 'a:c' (row 1)"),
+    ("m.csv", "task,file\na,b\n", "the header must name the columns task and candidate"),
+    ("m.txt", "", "a manifest is .jsonl or .csv"),
+    ("m.jsonl", "", "no rows"),
+])
+def test_manifest_mistakes_are_one_line_usage_errors(tmp_path, name, text, needle):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(UsageError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        read_manifest(tmp_path / name)
+
+
+def test_a_directory_needs_a_task(tmp_path):
+    with pytest.raises(UsageError, match="needs --task"):
+        read_manifest(tmp_path)
+
+
+def test_results_file_resumes_and_drops_a_line_cut_by_a_kill(tmp_path):
+    path = tmp_path / "r.jsonl"
+    results = ResultsFile.open(path)
+    results.append(_rec("a"))
+    results.append(_rec("b", "rejected", reasons=("correctness.mismatch",)))
+    with pytest.raises(ValueError, match="already in"):
+        results.append(_rec("a"))
+    with open(path, "a") as f:
+        f.write('{"schema": 1, "id": "c", "outc')   # the kill came mid-write
+    again = ResultsFile.open(path)
+    assert sorted(again.done) == ["a", "b"] and again.done["b"].reasons == ["correctness.mismatch"]
+    again.append(_rec("c"))
+    lines = path.read_text().splitlines()
+    assert [json.loads(x)["id"] for x in lines] == ["a", "b", "c"]
+
+
+def test_a_corrupt_results_file_is_a_usage_error(tmp_path):
+    (tmp_path / "r.jsonl").write_text('{"id": "a"}\n')
+    with pytest.raises(UsageError, match="r.jsonl:1: not a batch record"):
+        ResultsFile.open(tmp_path / "r.jsonl")
+
+
+def test_summary_fast_p_mean_reward_failures_and_mixed_hardware():
+    s = BatchSummary((_rec("a", speedup=2.5, r_perf=1.0), _rec("b", speedup=1.2, r_perf=0.0, key="cpu-y-1t"),
+                      _rec("c", "rejected", reasons=("tamper.side_stream",)),
+                      _rec("d", "error", error_kind="infrastructure")), wall_s=60.0, ran=4)
+    assert s.passed_gate == 0.5
+    assert s.mean_r_perf == pytest.approx(1.0 / 3)     # a rejection earns 0; an error is left out
+    assert [s.fast_p(p) for p in (0.0, 1.0, 1.5, 2.0)] == [0.5, 0.5, 0.25, 0.25]
+    assert s.failures == {"tamper.side_stream": 1, "error.infrastructure": 1}
+    assert s.mixed_hardware == {"t": ["cpu-x-1t", "cpu-y-1t"]}
+    table = s.table()
+    assert "fast_p       p=0: 50.0%  p=1: 50.0%  p=1.5: 25.0%  p=2: 25.0%" in table
+    assert "t was scored on 2 hardware classes" in table and "4.0 rows/minute" in table
+
+
+def _completed(returncode, record=None, stderr=""):
+    out = json.dumps(record.to_dict()) + "\n" if record else ""
+    return subprocess.CompletedProcess([], returncode, out, stderr)
+
+
+def test_machine_failures_are_retried_and_candidate_failures_are_not(monkeypatch):
+    row = BatchRow("a", "t", "a.py")
+    calls = []
+
+    def fake_run(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            return _completed(-9, stderr="Killed")         # the scorer process died
+        return _completed(0, _rec("a", "rejected", reasons=("candidate.raised",)))
+
+    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    rec = runner.run_row_process(row, BatchOptions())
+    assert (rec.outcome, rec.attempts, len(calls)) == ("rejected", 2, 2)
+
+    calls.clear()
+    monkeypatch.setattr(runner.subprocess, "run", lambda *a, **k: calls.append(1) or _completed(1, stderr="boom"))
+    rec = runner.run_row_process(row, BatchOptions(), retries=2)
+    assert (rec.outcome, rec.error_kind, rec.attempts, len(calls)) == ("error", "infrastructure", 3, 3)
+    assert rec.error == "scorer process exited 1: boom"
+
+
+def test_a_row_whose_task_cannot_load_is_recorded_not_run(tmp_path):
+    results = ResultsFile.open(tmp_path / "r.jsonl")
+    runner.run_batch([BatchRow("x", str(tmp_path / "nope"), "c.py")], BatchOptions(), results)
+    rec = results.done["x"]
+    assert (rec.outcome, rec.error_kind, rec.attempts) == ("error", "usage", 0) and "no such task directory" in rec.error
+
+
+def test_unknown_backend(tmp_path):
+    with pytest.raises(UsageError, match="--backend must be one of local.ray"):
+        runner.run_batch([], BatchOptions(), ResultsFile(tmp_path / "r.jsonl"), backend="slurm")
