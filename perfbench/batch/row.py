@@ -1,7 +1,9 @@
-"""Score one batch row in this process and print its record as one JSON line.
+"""Score batch rows in a scorer process of their own, one JSON record per row on stdout.
 
-Run as ``python -m perfbench.batch.row ROW_JSON OPTIONS_JSON`` by every backend, so a scorer
-that crashes (a bug, a signal, memory) takes down one row's process, never the batch.  A
+``python -m perfbench.batch.row --serve OPTIONS_JSON`` reads rows (one JSON object per line) on
+stdin and answers each with its record: a row server, one per slot, that keeps the baseline's
+workers between rows of one task (pipeline/baseline_pool.py).  A scorer that crashes (a bug, a
+signal, memory) takes down one slot's server, never the batch: the runner starts another.  A
 candidate's failure is a verdict ("rejected"); a user's mistake ("usage") and the machine's
 ("infrastructure") are errors, and only the machine's are worth retrying."""
 from __future__ import annotations
@@ -50,14 +52,17 @@ class BatchOptions:
             raise UsageError(str(exc)) from None
 
 
-def score_row(row: BatchRow, options: BatchOptions) -> BatchRecord:
+RECORD_PREFIX = "perfbench-record "   # marks the server's answers among anything else on stdout
+
+
+def score_row(row: BatchRow, options: BatchOptions, baselines=None) -> BatchRecord:
     """Score `row` here; every outcome, errors included, as a record."""
     from ..pipeline.score import score
 
     t0 = time.perf_counter()
     common = dict(id=row.id, task=row.task, candidate=row.candidate, attempts=1)
     try:
-        result = score(row.task, row.candidate, options.score_config())
+        result = score(row.task, row.candidate, options.score_config(), baselines=baselines)
     except (UsageError, FileNotFoundError) as exc:
         return BatchRecord(**common, outcome="error", wall_s=time.perf_counter() - t0, error_kind="usage", error=str(exc))
     except (EnvironmentUnavailable, PerfbenchError, OSError, TimeoutError) as exc:
@@ -69,10 +74,25 @@ def score_row(row: BatchRow, options: BatchOptions) -> BatchRecord:
                        wall_s=time.perf_counter() - t0, result=result.to_dict(), device_key=key)
 
 
+def serve(options: BatchOptions) -> None:
+    """Rows on stdin, records on stdout, until stdin closes."""
+    from ..pipeline.baseline_pool import BaselinePool
+
+    pool = BaselinePool()
+    try:
+        for line in sys.stdin:
+            if line.strip():
+                rec = score_row(BatchRow(**json.loads(line)), options, pool)
+                sys.stdout.write(RECORD_PREFIX + json.dumps(rec.to_dict()) + "\n")
+                sys.stdout.flush()
+    finally:
+        pool.close()
+
+
 def main(argv: list[str]) -> None:
-    row = BatchRow(**json.loads(argv[0]))
-    options = BatchOptions(**json.loads(argv[1]))
-    print(json.dumps(score_row(row, options).to_dict()), flush=True)
+    if len(argv) != 2 or argv[0] != "--serve":
+        sys.exit("usage: python -m perfbench.batch.row --serve OPTIONS_JSON")
+    serve(BatchOptions(**json.loads(argv[1])))
 
 
 if __name__ == "__main__":

@@ -1,20 +1,23 @@
-"""Run a batch: rows in fresh scorer processes, on local slots or as Ray tasks, each record
-appended the moment its row finishes.
+"""Run a batch: rows on row servers (a scorer process per slot, batch/row.py), on local slots
+or on Ray actors, each record appended the moment its row finishes.
 
 Local: one slot per visible GPU for CUDA rows, one per `threads` cores for CPU rows; a slot's
 scorer process is pinned to its cores (and its device lease, device/lease.py, keeps any other
-perfbench measurement off them).  Ray: each row is a task asking for `num_gpus=1` or
-`num_cpus=threads`; on each node the device leases keep two rows off one core or GPU whatever
-Ray's scheduler does.  Either way a row whose scorer process failed for a reason of the
+perfbench measurement off them).  Ray: one actor per `threads` CPUs (or per GPU) of the
+cluster, each with its own row server; on each node the device leases keep two rows off one
+core or GPU whatever Ray's scheduler does.  Either way a row whose scorer process failed for a reason of the
 machine's (it died, the device was unavailable) is retried up to `retries` times; a candidate's
 failure is its verdict and is never retried."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
+import select
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -23,7 +26,7 @@ from typing import Callable
 from ..errors import UsageError
 from .manifest import BatchRow
 from .records import BatchRecord, ResultsFile
-from .row import BatchOptions
+from .row import RECORD_PREFIX, BatchOptions
 
 BACKENDS = ("local", "ray")
 OnRecord = Callable[[BatchRecord], None]
@@ -44,30 +47,96 @@ class Slot:
         return env
 
 
-def run_row_process(row: BatchRow, options: BatchOptions, slot: Slot | None = None, retries: int = 2,
-                    timeout_s: float = 3600.0) -> BatchRecord:
-    """Score `row` in a fresh scorer process; retry when the machine, not the candidate, failed."""
-    record = None
+class RowServer:
+    """One slot's scorer process (`python -m perfbench.batch.row --serve`): rows in on its stdin,
+    records out on its stdout.  Started on first use and again after it died or was killed."""
+
+    def __init__(self, options: BatchOptions, slot: Slot | None = None):
+        self.options, self.slot = options, slot
+        self.proc: subprocess.Popen | None = None
+        self._buf = b""
+        self._stderr = tempfile.TemporaryFile()
+
+    def _start(self) -> None:
+        cpus = set(self.slot.cpus) if self.slot is not None and self.slot.cpus else None
+        self._buf = b""
+        self._stderr.seek(0)
+        self._stderr.truncate()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "perfbench.batch.row", "--serve", json.dumps(self.options.to_dict())],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            env=self.slot.env() if self.slot is not None else None,
+            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+
+    def score(self, row: BatchRow, timeout_s: float) -> tuple[BatchRecord | None, str]:
+        """(the row's record, "") or (None, why the scorer process gave none)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        try:
+            self.proc.stdin.write((json.dumps(row.to_dict()) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None, self._died()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                if self.proc.poll() is None:
+                    self.kill()
+                    return None, f"no record within {timeout_s:g} s"
+                return None, self._died()
+            if line.startswith(RECORD_PREFIX.encode()):
+                try:
+                    return BatchRecord.from_dict(json.loads(line[len(RECORD_PREFIX):])), ""
+                except (json.JSONDecodeError, KeyError, ValueError, TypeError) as exc:
+                    return None, f"unreadable record: {exc}"
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The next line of its stdout, or None at its end or the deadline."""
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line
+
+    def _died(self) -> str:
+        rc = self.proc.wait()
+        self._stderr.seek(0)
+        return f"scorer process exited {rc}: {_last_line(self._stderr.read().decode(errors='replace'))}"
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=60)   # it closes its kept baseline workers
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._stderr.close()
+
+
+def score_with_retries(server: RowServer, row: BatchRow, retries: int = 2, timeout_s: float = 3600.0) -> BatchRecord:
+    """The row's record; a failure of the machine's (the scorer process died, the device was
+    unavailable) is retried in a fresh scorer process, a candidate's never."""
     for attempt in range(1, retries + 2):
         t0 = time.perf_counter()
-        cpus = set(slot.cpus) if slot is not None and slot.cpus else None
-        try:
-            proc = subprocess.run([sys.executable, "-m", "perfbench.batch.row", json.dumps(row.to_dict()),
-                                   json.dumps(options.to_dict())], capture_output=True, text=True, timeout=timeout_s,
-                                  env=slot.env() if slot is not None else None,
-                                  preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
-            lines = proc.stdout.strip().splitlines()
-            record = BatchRecord.from_dict(json.loads(lines[-1])) if proc.returncode == 0 and lines else None
-            why = "" if record else f"scorer process exited {proc.returncode}: {_last_line(proc.stderr)}"
-        except (subprocess.TimeoutExpired, json.JSONDecodeError, KeyError, ValueError) as exc:
-            record, why = None, f"scorer process: {type(exc).__name__}: {exc}"
-        if record is None:
-            record = BatchRecord(row.id, row.task, row.candidate, "error", attempt, time.perf_counter() - t0,
-                                 error_kind="infrastructure", error=why)
-        else:
-            record = BatchRecord(**{**record.__dict__, "attempts": attempt})
+        record, why = server.score(row, timeout_s)
+        record = (BatchRecord(row.id, row.task, row.candidate, "error", attempt, time.perf_counter() - t0,
+                              error_kind="infrastructure", error=why) if record is None
+                  else dataclasses.replace(record, attempts=attempt))
         if record.error_kind != "infrastructure":
             return record
+        server.kill()   # the next attempt starts from a fresh scorer
     return record
 
 
@@ -117,19 +186,20 @@ def run_local(rows: list[BatchRow], options: BatchOptions, on_record: OnRecord, 
     failures: list[BaseException] = []
 
     def serve(slot: Slot) -> None:
-        q = queues[slot.kind]
-        while not failures:
-            try:
-                row = q.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                rec = run_row_process(row, options, slot)
+        q, server = queues[slot.kind], RowServer(options, slot)
+        try:
+            while not failures:
+                try:
+                    row = q.get_nowait()
+                except queue.Empty:
+                    return
+                rec = score_with_retries(server, row)
                 with lock:
                     on_record(rec)
-            except BaseException as exc:  # noqa: BLE001 - stop the others, re-raise below
-                failures.append(exc)
-                return
+        except BaseException as exc:  # noqa: BLE001 - stop the others, re-raise below
+            failures.append(exc)
+        finally:
+            server.close()
 
     workers = [threading.Thread(target=serve, args=(s,), daemon=True) for s in cpu + gpus]
     for w in workers:
@@ -140,27 +210,52 @@ def run_local(rows: list[BatchRow], options: BatchOptions, on_record: OnRecord, 
         raise failures[0]
 
 
+class _RayScorer:
+    """A Ray actor holding one row server (its slot: `num_cpus=threads` or `num_gpus=1`)."""
+
+    def __init__(self, options: BatchOptions):
+        self.server = RowServer(options)
+
+    def score(self, row: BatchRow) -> BatchRecord:
+        return score_with_retries(self.server, row)
+
+
 def run_ray(rows: list[BatchRow], options: BatchOptions, on_record: OnRecord, *, threads: int = 1,
             address: str | None = None, devices: dict[str, str] | None = None) -> None:
-    """Rows as Ray tasks (a local instance unless `address`), records streamed as they finish."""
+    """Rows on Ray actors, one per `threads` CPUs (or per GPU) of the cluster, each keeping a row
+    server; records streamed back as they finish.  A local Ray instance unless `address`."""
     try:
         import ray
+        from ray.util import ActorPool
     except ImportError:
         raise UsageError("--backend ray needs Ray: pip install 'perfbench[ray]'") from None
     started = not ray.is_initialized()
     if started:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    remote = ray.remote(max_retries=0)(run_row_process)
     try:
-        pending = {}
-        for r in rows:
-            res = {"num_gpus": 1} if (devices or {}).get(r.id) == "cuda" else {"num_cpus": threads}
-            pending[remote.options(**res).remote(r, options)] = r
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for ref in done:
-                pending.pop(ref)
-                on_record(ray.get(ref))
+        resources = ray.cluster_resources()
+        by_kind = {"cpu": [r for r in rows if (devices or {}).get(r.id, "cpu") == "cpu"],
+                   "cuda": [r for r in rows if (devices or {}).get(r.id) == "cuda"]}
+        if by_kind["cuda"] and not resources.get("GPU"):
+            raise UsageError("the batch has CUDA rows but the Ray cluster has no GPU")
+        pools = []
+        for kind, kind_rows in by_kind.items():
+            if not kind_rows:
+                continue
+            n, res = ((int(resources["GPU"]), {"num_gpus": 1}) if kind == "cuda" else
+                      (max(1, int(resources.get("CPU", 1) // threads)), {"num_cpus": threads}))
+            actor = ray.remote(**res)(_RayScorer)
+            pool = ActorPool([actor.remote(options) for _ in range(min(n, len(kind_rows)))])
+            for r in kind_rows:
+                pool.submit(lambda a, row: a.score.remote(row), r)
+            pools.append(pool)
+        while any(p.has_next() for p in pools):
+            for p in pools:
+                if p.has_next():
+                    try:
+                        on_record(p.get_next_unordered(timeout=0.2))
+                    except TimeoutError:
+                        pass
     finally:
         if started:
             ray.shutdown()

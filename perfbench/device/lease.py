@@ -2,15 +2,16 @@
 
 A score holds a lease on what it times on for the whole run: on the CPU the cores its workers
 are pinned to (the first free ones this process may use), on CUDA the device.  Leases are file
-locks (`filelock`) in one directory per host, so concurrent `perfbench score` commands, the
+locks (`filelock`) in one directory per host (`/tmp/perfbench-locks` whatever $TMPDIR says, or
+$PERFBENCH_LOCK_DIR), so concurrent `perfbench score` commands, the
 slots of `score-batch` and Ray workers on one node all share them; a lock dies with its process,
 so a killed scorer never leaves a device taken.
 """
 from __future__ import annotations
 
 import os
-import tempfile
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -21,9 +22,16 @@ LOCK_DIR_VAR = "PERFBENCH_LOCK_DIR"
 _POLL_S = 0.2
 
 
+# One directory for the whole host, whatever TMPDIR a scorer runs with (leases must meet).
+DEFAULT_LOCK_DIR = Path("/tmp/perfbench-locks")
+
+
 def lock_dir() -> Path:
-    d = Path(os.environ.get(LOCK_DIR_VAR) or Path(tempfile.gettempdir()) / "perfbench-locks")
-    d.mkdir(mode=0o1777, parents=True, exist_ok=True)
+    d = Path(os.environ.get(LOCK_DIR_VAR) or DEFAULT_LOCK_DIR)
+    if not d.is_dir():
+        d.mkdir(parents=True, exist_ok=True)
+        with suppress(OSError):
+            d.chmod(0o1777)   # other users' scorers lock here too (sticky: nobody removes theirs)
     return d
 
 

@@ -22,6 +22,7 @@ from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec, load_task
 from ..timing.sampler import ProgressFn, SamplerConfig
 from ..timing.stopping import StoppingRule, interim_decision
+from .baseline_pool import BaselinePool
 from .compare import check_device
 from .config import ScoreConfig
 from .gate import candidate_worker, derive_seeds, gate, load_side
@@ -51,8 +52,9 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[flo
 
 def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfig | None = None,
           *, overrides: dict[str, str] | None = None, progress: ProgressFn | None = None,
-          log: Callable[[str], None] | None = None) -> ScoreResult:
-    """Gate `candidate` on `task`, then time it against the task's baseline."""
+          log: Callable[[str], None] | None = None, baselines: BaselinePool | None = None) -> ScoreResult:
+    """Gate `candidate` on `task`, then time it against the task's baseline.  `baselines` keeps
+    the baseline's workers for the next score of the same task (score-batch)."""
     cfg = config or ScoreConfig()
     spec = task if isinstance(task, TaskSpec) else load_task(task, overrides)
     device = check_device(cfg.device or spec.device)
@@ -65,11 +67,12 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
         return _score_impl(spec, cand_path, device, master, cfg, say)
     # Held for the whole run: no other perfbench measurement shares these cores or this GPU.
     with device_lease.acquire(device, spec.threads, waiting=say) as lease:
-        return _score_perf(spec, cand_path, device, master, cfg, lease, say, progress)
+        return _score_perf(spec, cand_path, device, master, cfg, lease, say, progress, baselines)
 
 
 def _score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,
-                lease: device_lease.DeviceLease, say: Callable[[str], None], progress: ProgressFn | None) -> ScoreResult:
+                lease: device_lease.DeviceLease, say: Callable[[str], None], progress: ProgressFn | None,
+                baselines: BaselinePool | None) -> ScoreResult:
     init_seed, probe_seed, *check_seeds = derive_seeds(master, 2 + cfg.check_seeds)
     program = TaskProgram(spec, device, init_seed=init_seed)
     fp = fingerprint(device)
@@ -85,7 +88,7 @@ def _score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: 
             base["warnings"] += (f"{spec.name} asks for {spec.threads} threads; this process may use only "
                                  f"{len(threading.cpus)} cores, so threads share them",)
     run = TimingRun(RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading,
-                             init_seed, probe_seed, master), say, progress)
+                             init_seed, probe_seed, master), say, progress, baselines)
     rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci)
     decision = None
     try:

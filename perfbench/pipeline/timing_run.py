@@ -3,6 +3,7 @@ AB-BA pairs (docs/verdict.md, "processes"); and the per-run tamper checks."""
 from __future__ import annotations
 
 import statistics
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,6 +23,7 @@ from ..tasks import TaskSpec
 from ..timing.cuda import choose_mode
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
 from .arena_side import ArenaSide
+from .baseline_pool import BaselinePool
 from .config import ScoreConfig
 from .gate import candidate_worker, derive_seeds, gate, load_side, task_tolerance
 from .sides import SideSettings, build_sides
@@ -53,8 +55,9 @@ class TimingRun:
     size process 0 chose.  Between processes both interpreters are replaced, so allocator
     state, memory layout and thread pools are drawn afresh (stats.cluster_bootstrap_ci)."""
 
-    def __init__(self, setup: RunSetup, say: Callable[[str], None], progress: ProgressFn | None):
-        self.setup, self.say, self.progress = setup, say, progress
+    def __init__(self, setup: RunSetup, say: Callable[[str], None], progress: ProgressFn | None,
+                 baselines: BaselinePool | None = None):
+        self.setup, self.say, self.progress, self.baselines = setup, say, progress, baselines
         self.nondumpable = make_nondumpable()
         self.parts: list[PairedSamples] = []
         self.diagnostics: list[dict] = []
@@ -73,16 +76,35 @@ class TimingRun:
         if self.timing_mode != "events":
             base_w.request("set_mode", su.cfg.call_timeout_s, mode=self.timing_mode)
 
+    def _baseline_worker(self, j: int):
+        """Baseline worker j: a fresh one closed with this process, or the pool's (kept)."""
+        su = self.setup
+        make = lambda: WorkerClient("baseline", untrusted=False, sandbox=su.cfg.sandbox,  # noqa: E731
+                                    threading=su.threading)
+        if self.baselines is None:
+            return make()
+        key = (str(su.baseline_file), su.spec.name, tuple(sorted(su.spec.overrides.items())), su.device,
+               su.threading, su.cfg.sandbox)
+        return nullcontext(self.baselines.worker(key, j, make))
+
+    def _baseline_alone(self, base_side: ArenaSide | WorkerSide) -> list[float]:
+        if self.baselines is not None and self.baselines.alone_ns is not None:
+            return self.baselines.alone_ns   # measured before the first candidate of this batch
+        before = baseline_alone(base_side, self.setup.sampler, derive_seeds(self.setup.master ^ 0x5A5A, 1)[0])
+        if self.baselines is not None:
+            self.baselines.alone_ns = before
+        return before
+
     def process(self, j: int, gate_seeds: list[int], base: dict) -> list[Failure] | None:
         """Worker process pair j: its pairs into self.parts, or the gate's failures."""
         su = self.setup
         cfg, spec, first = su.cfg, su.spec, j == 0
         # Both interpreters start together (importing torch takes seconds).
-        with candidate_worker(spec, su.cand_path, cfg, su.threading) as cand, \
-                WorkerClient("baseline", untrusted=False, sandbox=cfg.sandbox, threading=su.threading) as base_w:
+        with candidate_worker(spec, su.cand_path, cfg, su.threading) as cand, self._baseline_worker(j) as base_w:
             try:
                 self.say(f"starting workers ({j + 1} of {cfg.processes})")
-                base_w.start(cfg.load_timeout_s)
+                if base_w.isolation is None:   # (a kept baseline worker started for an earlier row)
+                    base_w.start(cfg.load_timeout_s)
                 isolation, missing = isolation_record(cand, cfg, self.nondumpable)
                 if first:
                     base["isolation"] = isolation
@@ -96,7 +118,7 @@ class TimingRun:
                           self.timing_mode or "events")
                 if first:   # the baseline alone, before any candidate code is loaded: the A/A reference
                     self.say("timing the baseline alone")
-                    self.before = baseline_alone(base_side, su.sampler, derive_seeds(su.master ^ 0x5A5A, 1)[0])
+                    self.before = self._baseline_alone(base_side)
                     self._choose_timing_mode(base_w)
                 self.say("loading candidate")
                 load_side(cand, spec, su.device, su.cand_path, cfg, su.init_seed, su.probe_seed,

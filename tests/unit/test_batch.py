@@ -1,6 +1,5 @@
 """score-batch's parts without scoring: manifests, the resumable results file, retries, the summary."""
 import json
-import subprocess
 
 import pytest
 
@@ -86,30 +85,36 @@ def test_summary_fast_p_mean_reward_failures_and_mixed_hardware():
     assert "t was scored on 2 hardware classes" in table and "4.0 rows/minute" in table
 
 
-def _completed(returncode, record=None, stderr=""):
-    out = json.dumps(record.to_dict()) + "\n" if record else ""
-    return subprocess.CompletedProcess([], returncode, out, stderr)
+class FakeServer:
+    """A row server whose answers are given: (record, "") or (None, why it gave none)."""
+
+    def __init__(self, answers):
+        self.answers, self.calls, self.kills = list(answers), 0, 0
+
+    def score(self, row, timeout_s):
+        self.calls += 1
+        return self.answers.pop(0)
+
+    def kill(self):
+        self.kills += 1
 
 
-def test_machine_failures_are_retried_and_candidate_failures_are_not(monkeypatch):
+def test_machine_failures_are_retried_in_a_fresh_scorer_and_candidate_failures_are_not():
     row = BatchRow("a", "t", "a.py")
-    calls = []
+    server = FakeServer([(None, "scorer process exited -9: Killed"), (_rec("a", "rejected", reasons=("x",)), "")])
+    rec = runner.score_with_retries(server, row)
+    assert (rec.outcome, rec.attempts, server.calls, server.kills) == ("rejected", 2, 2, 1)
 
-    def fake_run(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 1:
-            return _completed(-9, stderr="Killed")         # the scorer process died
-        return _completed(0, _rec("a", "rejected", reasons=("candidate.raised",)))
+    server = FakeServer([(_rec("a", "error", error_kind="infrastructure"), "")] * 3)   # e.g. no free device
+    rec = runner.score_with_retries(server, row, retries=2)
+    assert (rec.outcome, rec.error_kind, rec.attempts, server.calls) == ("error", "infrastructure", 3, 3)
 
-    monkeypatch.setattr(runner.subprocess, "run", fake_run)
-    rec = runner.run_row_process(row, BatchOptions())
-    assert (rec.outcome, rec.attempts, len(calls)) == ("rejected", 2, 2)
+    server = FakeServer([(None, "no record within 5 s")] * 3)
+    rec = runner.score_with_retries(server, row, retries=2)
+    assert (rec.error, rec.attempts, server.kills) == ("no record within 5 s", 3, 3)
 
-    calls.clear()
-    monkeypatch.setattr(runner.subprocess, "run", lambda *a, **k: calls.append(1) or _completed(1, stderr="boom"))
-    rec = runner.run_row_process(row, BatchOptions(), retries=2)
-    assert (rec.outcome, rec.error_kind, rec.attempts, len(calls)) == ("error", "infrastructure", 3, 3)
-    assert rec.error == "scorer process exited 1: boom"
+    server = FakeServer([(_rec("a", "error", error_kind="usage"), "")])
+    assert runner.score_with_retries(server, row).attempts == 1 and server.calls == 1
 
 
 def test_a_row_whose_task_cannot_load_is_recorded_not_run(tmp_path):
