@@ -96,7 +96,10 @@ class WorkerClient:
         if self.plan.cgroup is not None:
             # Up to here both workers imported torch side by side; from here on the worker stays
             # on the task's cores (it pinned itself too, cpu_threads.pin_from_env).
-            self.plan.cgroup.hold_cpus()
+            try:
+                self.plan.cgroup.hold_cpus()
+            except OSError as exc:   # recorded as a missing layer (isolation_from_probe), not a crash
+                self.plan.cgroup.cpus, self.plan.cgroup.cpuset_missing = None, f"cpuset: {exc}"
         header, _ = self.request("probe", timeout_s)
         probe = header.get("probe") if isinstance(header.get("probe"), dict) else {}
         self.isolation = isolation_from_probe(probe, self.plan)
