@@ -5,9 +5,9 @@ Local: one slot per visible GPU for CUDA rows, one per `threads` cores for CPU r
 scorer process is pinned to its cores (and its device lease, device/lease.py, keeps any other
 perfbench measurement off them).  Ray: one actor per `threads` CPUs (or per GPU) of the
 cluster, each with its own row server; on each node the device leases keep two rows off one
-core or GPU whatever Ray's scheduler does.  Either way a row whose scorer process failed for a reason of the
-machine's (it died, the device was unavailable) is retried up to `retries` times; a candidate's
-failure is its verdict and is never retried."""
+core or GPU whatever Ray's scheduler does.  Either way a row whose scorer process failed for a
+reason of the machine's (it died, hung, or found the device unavailable) is retried in a fresh
+scorer process; a candidate's failure is its verdict and is never retried."""
 from __future__ import annotations
 
 import dataclasses
