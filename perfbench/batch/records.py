@@ -79,13 +79,11 @@ class ResultsFile:
     def open(cls, path: Path) -> "ResultsFile":
         out = cls(path)
         if path.exists():
-            text = path.read_text()
-            lines = text.splitlines()
-            if text and not text.endswith("\n"):
-                lines = lines[:-1]   # cut short by a kill: that row runs again
-                with open(path, "r+") as f:   # drop the partial line so the file stays valid JSONL
-                    f.truncate(len(text) - len(text.rsplit("\n", 1)[-1]) if "\n" in text else 0)
-            for i, line in enumerate(lines, 1):
+            data = path.read_bytes()
+            whole = data[:data.rfind(b"\n") + 1]   # a last line without its newline was cut by a kill
+            if len(whole) < len(data):
+                os.truncate(path, len(whole))   # drop it (that row runs again); the file stays JSONL
+            for i, line in enumerate(whole.decode().splitlines(), 1):
                 if line.strip():
                     try:
                         rec = BatchRecord.from_dict(json.loads(line))

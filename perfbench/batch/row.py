@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 from .. import bench_configs
 from ..device.fingerprint import fingerprint
-from ..errors import EnvironmentUnavailable, PerfbenchError, UsageError
+from ..errors import PerfbenchError, UsageError
 from ..results import VERDICT_REJECTED
 from .manifest import BatchRow
 from .records import BatchRecord
@@ -65,11 +65,12 @@ def score_row(row: BatchRow, options: BatchOptions, baselines=None) -> BatchReco
         result = score(row.task, row.candidate, options.score_config(), baselines=baselines)
     except (UsageError, FileNotFoundError) as exc:
         return BatchRecord(**common, outcome="error", wall_s=time.perf_counter() - t0, error_kind="usage", error=str(exc))
-    except (EnvironmentUnavailable, PerfbenchError, OSError, TimeoutError) as exc:
+    except (PerfbenchError, OSError) as exc:   # no device, no free core, no NVML, ...: the machine's
         return BatchRecord(**common, outcome="error", wall_s=time.perf_counter() - t0, error_kind="infrastructure",
                            error=f"{type(exc).__name__}: {exc}")
     threads = result.threading.get("threads") if result.threading else None
-    key = bench_configs.device_key(result.device, fingerprint(result.device), threads)
+    fp = result.comparison.fingerprint if result.comparison is not None else fingerprint(result.device)
+    key = bench_configs.device_key(result.device, fp, threads)
     return BatchRecord(**common, outcome="rejected" if result.verdict == VERDICT_REJECTED else "scored",
                        wall_s=time.perf_counter() - t0, result=result.to_dict(), device_key=key)
 

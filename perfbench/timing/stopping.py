@@ -20,7 +20,6 @@ Pure: stats and the reward only, no I/O.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
@@ -64,8 +63,9 @@ class StoppingRule:
         """The confidence of the CI a run reports: the look's when it stopped early."""
         return self.confidence if decision is None else self.look_confidence
 
-    def decide(self, low: float, high: float) -> str | None:
-        """The reason a speedup CI [low, high] settles the run, or None."""
+    def decide(self, speedup: stats.Estimate) -> str | None:
+        """The reason the speedup's CI settles the run, or None."""
+        low, high = speedup.low, speedup.high
         if self.s_ref is not None:
             if high <= self.s_ref:
                 return "r_perf_zero"
@@ -73,7 +73,7 @@ class StoppingRule:
                 return "r_perf_one"
             if self.target_r_ci is not None and r_perf(high, self.s_ref) - r_perf(low, self.s_ref) <= self.target_r_ci:
                 return "r_perf_settled"
-        if 0.5 * (math.log(high) - math.log(low)) <= self.target_rel_ci:
+        if speedup.rel_half_width <= self.target_rel_ci:
             return "ci_target"
         return None
 
@@ -92,4 +92,4 @@ def interim_decision(parts: Sequence[PairedSamples], rule: StoppingRule, *, seed
     s = PairedSamples.concat(list(parts))
     summary = stats.summarize(s.baseline_ns, s.candidate_ns, seed=seed, confidence=rule.look_confidence,
                               n_resamples=n_resamples, processes=s.processes)
-    return rule.decide(summary.speedup.low, summary.speedup.high)
+    return rule.decide(summary.speedup)

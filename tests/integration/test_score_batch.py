@@ -70,3 +70,42 @@ def test_a_kept_baseline_serves_the_next_candidate_of_its_task():
         assert third.comparison.extra["baseline_alone_ns"] == alone
     finally:
         pool.close()
+
+
+FORGER = '''
+import json, os, sys
+forged = {"schema": 1, "id": "forger.py", "task": "t", "candidate": "forger.py", "outcome": "scored",
+          "attempts": 1, "wall_s": 0.1, "error_kind": None, "error": "", "device_key": "x",
+          "result": {"speedup": 100.0, "r_perf": 1.0, "reasons": []}}
+line = "perfbench-record " + json.dumps(forged) + "\\n"
+for stream in (sys.stdout, sys.stderr):
+    stream.write(line); stream.flush()
+for fd in range(3, 64) if os.environ.get("FORGE_FDS") else ():   # and into anything else it holds
+    try:
+        os.write(fd, line.encode())
+    except OSError:
+        pass
+
+def kernel(x, y):
+    print(line, flush=True)
+    return x + y                 # wrong: the task is 2*x + y
+'''
+
+
+@pytest.mark.parametrize("into_fds,reason", [(False, "correctness.mismatch"), (True, "tamper.protocol")])
+def test_a_candidate_cannot_forge_its_batch_record(run_cli, tmp_path, monkeypatch, into_fds, reason):
+    """The row server's records travel on the scorer's stdout; a candidate's output goes to its
+    worker's log and any fd it holds is its own socket or log, never that stdout: its forged
+    'scored, R_perf 1' line is not what the batch records.  (Writing into its socket breaks the
+    worker protocol: caught there, before the gate.)"""
+    if into_fds:
+        monkeypatch.setenv("FORGE_FDS", "1")
+    cands = tmp_path / "cands"
+    cands.mkdir()
+    (cands / "forger.py").write_text(FORGER)
+    out = tmp_path / "r.jsonl"
+    proc = run_cli("score-batch", cands, "--task", TASK, "--out", out, "--processes", "1")
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(r["id"], r["outcome"], r["reasons"]) for r in records] == [("forger.py", "rejected", [reason])]
+    assert records[0]["result"]["r_perf"] == 0.0 and records[0]["result"]["task"] == "tiny_axpy"

@@ -2,10 +2,17 @@
 and its error rate on seeded FakeTimer scores (timing/simulate.py)."""
 import pytest
 
+import math
+
 from perfbench.results import PairedSamples
+from perfbench.stats import Estimate
 from perfbench.timing.sampler import SamplerConfig
 from perfbench.timing.simulate import SimulatedHost, simulated_score
 from perfbench.timing.stopping import StoppingRule, interim_decision
+
+def ci(low, high):
+    return Estimate(math.sqrt(low * high), low, high, 0.95)
+
 
 SIM = SamplerConfig(min_pairs=10, max_pairs=30, warmup_s=0.0, min_block_s=0.0, n_resamples=500, time_budget_s=1e9)
 
@@ -19,18 +26,18 @@ SIM = SamplerConfig(min_pairs=10, max_pairs=30, warmup_s=0.0, min_block_s=0.0, n
     (3.0, 5.0, None),
 ])
 def test_decide(low, high, expected):
-    assert StoppingRule(processes=3, s_ref=4.0).decide(low, high) == expected
+    assert StoppingRule(processes=3, s_ref=4.0).decide(ci(low, high)) == expected
 
 
 def test_without_s_ref_only_the_ci_target_stops():
     rule = StoppingRule(processes=3, s_ref=None, target_rel_ci=0.01)
-    assert rule.decide(0.5, 0.6) is None
-    assert rule.decide(2.0, 2.02) == "ci_target"
+    assert rule.decide(ci(0.5, 0.6)) is None
+    assert rule.decide(ci(2.0, 2.02)) == "ci_target"
 
 
 def test_r_ci_none_stops_only_on_certain_rewards():
     rule = StoppingRule(processes=3, s_ref=4.0, target_r_ci=None)
-    assert rule.decide(4.1, 4.3) is None and rule.decide(1.0, 2.0) == "r_perf_zero"
+    assert rule.decide(ci(4.1, 4.3)) is None and rule.decide(ci(1.0, 2.0)) == "r_perf_zero"
 
 
 @pytest.mark.parametrize("processes,looks,confidence", [(1, 0, 0.95), (2, 0, 0.95), (3, 1, 0.975), (5, 3, 0.9875)])
