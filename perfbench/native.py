@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 from types import ModuleType
 
@@ -55,3 +56,51 @@ def load_cpp_extension(name: str, sources: list[pathlib.Path], functions: list[s
     if missing:
         raise RuntimeError(f"extension {name!r} was loaded without {missing}; pass the same functions everywhere")
     return module
+
+
+# An exported kernel is a top-level definition starting a line with `torch::Tensor NAME(`;
+# helpers are `static` (or return something else), so they are not bound.
+_EXPORTED = re.compile(r"^torch::Tensor\s+(\w+)\s*\(", re.MULTILINE)
+
+
+def exported_functions(sources: list[pathlib.Path]) -> list[str]:
+    """The kernels `sources` export, by the kernels/ convention above, in file order."""
+    return [name for s in sources for name in _EXPORTED.findall(pathlib.Path(s).read_text())]
+
+
+def load_kernel_dir(directory: str | pathlib.Path, name: str = "perfbench_cpu_kernels") -> ModuleType:
+    """One extension built from every ``*.cpp`` in `directory`, binding every exported kernel.
+
+    Every caller gets the same sources and function list, so all tasks share one cached build
+    (a different list per task would rebuild, ~35 s, each time two tasks alternate).
+    """
+    sources = sorted(pathlib.Path(directory).glob("*.cpp"))
+    if not sources:
+        raise RuntimeError(f"no *.cpp kernels in {directory}")
+    return load_cpp_extension(name, sources, exported_functions(sources))
+
+
+class CudaKernels:
+    """The ``extern "C" __global__`` kernels of one ``.cu`` file, compiled by CuPy's NVRTC.
+
+    Launches go on torch's *current* stream (the timer's stream during a timed call) and take
+    raw device pointers, so no array-interface conversion can synchronise inside a timed call.
+    """
+
+    def __init__(self, source: str | pathlib.Path, names: list[str]):
+        import cupy  # optional: the `cuda` extra, or a GPU image that carries it
+
+        self._cupy = cupy
+        module = cupy.RawModule(code=pathlib.Path(source).read_text(), options=("--std=c++17",))
+        # get_function compiles now (NVRTC, cached under $CUPY_CACHE_DIR): at import, not in a call.
+        self._functions = {n: module.get_function(n) for n in names}
+
+    def launch(self, name: str, grid: tuple, block: tuple, args: tuple) -> None:
+        """Run kernel `name`; tensors in `args` pass as their data pointers, ints as int64."""
+        import numpy as np
+        import torch
+
+        raw = tuple(np.uint64(a.data_ptr()) if isinstance(a, torch.Tensor) else
+                    np.int64(a) if isinstance(a, int) else a for a in args)
+        with self._cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            self._functions[name](grid, block, raw)

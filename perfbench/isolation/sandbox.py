@@ -113,7 +113,7 @@ class SandboxPlan:
             return base
         # The worker's writable places are all under its private directory.
         return dict(base, TMPDIR=self.private_dir, TRITON_CACHE_DIR=os.path.join(self.private_dir, ".triton"),
-                    PYTHONDONTWRITEBYTECODE="1", PERFBENCH_SANDBOX_PRIVATE=self.private_dir)
+                    CUPY_CACHE_DIR=os.path.join(self.private_dir, ".cupy"), PYTHONDONTWRITEBYTECODE="1", PERFBENCH_SANDBOX_PRIVATE=self.private_dir)
 
     def remove(self) -> None:
         if self.cgroup is not None:

@@ -77,7 +77,9 @@ class _WorkerState:
         self.null_outputs = [self.torch.zeros(o["shape"], dtype=getattr(self.torch, o["dtype"]))
                              for o in req["outputs"]]
         self.expected_meta = [(t.dtype, t.shape) for t in self.null_outputs]
-        self.table = np.frombuffer(tab_map, dtype=np.int64).reshape(-1, RECORD_INTS)
+        # The scorer rounds the table up to whole pages, which need not hold whole records.
+        records = req["table_bytes"] // (8 * RECORD_INTS)
+        self.table = np.frombuffer(tab_map, dtype=np.int64, count=records * RECORD_INTS).reshape(-1, RECORD_INTS)
         self._maps = (in_map, tab_map)
         self.staged = ("", [])   # views of an earlier mapping are stale
         return {"ok": True, "input_base": self.inputs_u8.data_ptr(), "input_bytes": req["input_bytes"]}, []

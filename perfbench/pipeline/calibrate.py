@@ -9,6 +9,7 @@ on this hardware.
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -103,9 +104,13 @@ def validity(plan: CalibrationPlan, entry: Calibration, starter: list[float] | N
         why.append(f"the starter is rejected ({starter_why})")
     elif starter is not None and starter[1] >= entry.s_ref:
         why.append(f"the starter already reaches s_ref (speedup {starter[0]:.3f}, CI from {starter[1]:.3f})")
-    if aa is not None and not aa[1] <= 1.0 <= aa[2]:
-        why.append(f"the baseline against itself reads {aa[0]:.3f} [{aa[1]:.3f}, {aa[2]:.3f}]: the noise floor "
-                   "excludes 1")
+    if aa is not None and entry.s_ref > 1.0:
+        reach = max(aa[2], 1.0 / aa[1])        # how far from 1 the A/A CI goes, either way (a factor)
+        moves_r = math.log(reach) / math.log(entry.s_ref)
+        if moves_r > plan.max_noise_r:
+            why.append(f"the baseline against itself reads {aa[0]:.3f} [{aa[1]:.3f}, {aa[2]:.3f}]: a noise floor of "
+                       f"{reach - 1:.1%} moves R_perf by up to {moves_r:.2f} at s_ref {entry.s_ref:.2f} "
+                       f"(more than {plan.max_noise_r:g})")
     return tuple(why)
 
 

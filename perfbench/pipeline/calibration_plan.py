@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..scoring import MAX_NOISE_R
 
 _FIELDS = {"description", "device", "tasks", "runs", "pairs", "clocks", "starter", "noise_floor", "min_s_ref",
-           "max_spread"}
+           "max_spread", "max_noise_r"}
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ class CalibrationPlan:
     noise_floor: bool = True       # also score the baseline against itself (A/A)
     min_s_ref: float = 1.15        # below: the task is invalid on this device
     max_spread: float = 0.15       # (max - min) / median of the runs' s_ref above: unstable, invalid
+    # How far the A/A CI reaches from 1, carried into R_perf at this s_ref (ln(1 + reach) /
+    # ln(s_ref)), may be at most this: the noise floor must not move the published number by more.
+    # (Not "the A/A CI contains 1": with 180 pairs a 1% layout difference between two worker
+    # processes excludes 1, and a correct 95% CI excludes it in 1 task in 20 by chance alone.)
+    max_noise_r: float = MAX_NOISE_R
     description: str = ""
 
     @classmethod
@@ -64,4 +70,5 @@ class CalibrationPlan:
                    starter=want("starter", bool, True), noise_floor=want("noise_floor", bool, True),
                    min_s_ref=float(want("min_s_ref", (int, float), 1.15, lambda v: v > 1, "a number > 1")),
                    max_spread=float(want("max_spread", (int, float), 0.15, lambda v: v > 0, "a number > 0")),
+                   max_noise_r=float(want("max_noise_r", (int, float), MAX_NOISE_R, lambda v: 0 < v <= 1, "a number in (0, 1]")),
                    description=want("description", str, ""))

@@ -70,7 +70,7 @@ def validate(task: str | Path, config: ScoreConfig | None = None,
     else:
         gates.append(GateResult("solution_correct", True, f"{sol.checks} output checks passed"))
         gates.append(gate_s_ref(sol.comparison.speedup, sol.comparison.ci[0]))
-        gates.append(gate_stable(sol.comparison.summary.stability))
+        gates.append(gate_stable(sol.comparison.summary.stability, sol.comparison.speedup))
     sta = runs.get("starter")
     if sta is None:
         gates.append(GateResult("starter_not_faster", True, "no starter.py (nothing to check)"))

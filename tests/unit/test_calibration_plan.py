@@ -58,7 +58,15 @@ def test_validity_names_every_reason_and_none_for_a_good_task(tmp_path):
     assert why == ("s_ref 1.100 is below 1.15",
                    "unstable: runs 1.050..1.400 differ by 32% (more than 15%)",
                    "the starter already reaches s_ref (speedup 1.300, CI from 1.200)",
-                   "the baseline against itself reads 1.050 [1.020, 1.080]: the noise floor excludes 1")
+                   "the baseline against itself reads 1.050 [1.020, 1.080]: a noise floor of 8.0% moves R_perf "
+                   "by up to 0.81 at s_ref 1.10 (more than 0.1)")
+    # A floor that excludes 1 but moves R little is a small, known bias, not invalidity; the same
+    # floor is too much for a task whose s_ref is close to 1; the low side counts as the high.
+    assert validity(plan, _entry([3.0, 3.1, 3.05]), None, "", [1.011, 1.001, 1.023]) == ()
+    assert validity(plan, _entry([7.0, 7.0, 7.0]), None, "", [1.01, 0.85, 1.15]) == ()      # 0.08 of R
+    assert validity(plan, _entry([1.5, 1.5, 1.5]), None, "", [1.01, 0.95, 1.03]) == (
+        "the baseline against itself reads 1.010 [0.950, 1.030]: a noise floor of 5.3% moves R_perf by up to "
+        "0.13 at s_ref 1.50 (more than 0.1)",)
     assert validity(plan, _entry([3.0, 3.0, 3.0]), None, "output.mismatch: wrong", None) == \
         ("the starter is rejected (output.mismatch: wrong)",)
 

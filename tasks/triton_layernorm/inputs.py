@@ -1,0 +1,20 @@
+"""Inputs for triton_layernorm: x [rows, cols], weight [cols], bias [cols], float32.
+
+`small` is sized for the Triton interpreter on a CPU (a handful of programs) and has a column
+count that is not a power of two, so the kernel's mask is exercised.
+"""
+import torch
+
+SIZES = {"small": (8, 100), "medium": (4096, 1024), "large": (8192, 4096)}
+
+
+def make_inputs(seed: int, size: str) -> tuple:
+    if size not in SIZES:
+        raise ValueError(f"unknown size {size!r}; expected one of {sorted(SIZES)}")
+    rows, cols = SIZES[size]
+    gen = torch.Generator().manual_seed(seed)
+    # Mean ~2, spread ~3: a kernel that squares before centring loses precision.
+    x = 2.0 + 3.0 * torch.randn(rows, cols, generator=gen, dtype=torch.float32)
+    weight = torch.randn(cols, generator=gen, dtype=torch.float32)
+    bias = torch.randn(cols, generator=gen, dtype=torch.float32)
+    return (x, weight, bias)
