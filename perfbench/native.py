@@ -1,18 +1,23 @@
 """Compile and cache the C++ extensions that task solutions call into.
 
 The build directory is fixed (``$PERFBENCH_BUILD_DIR`` or
-``~/.cache/perfbench/torch_extensions/<name>``) rather than left to torch's
-default so that every process, and every CI run that restores the cache, reuses
-one build: a first compile costs ~35 s here, a cached load well under a second.
+``~/.cache/perfbench/torch_extensions/<name>-<environment>``) rather than left to
+torch's default so that every process of one Python environment, and every CI run
+that restores the cache, reuses one build: a first compile costs ~35 s here, a
+cached load well under a second.  A sandboxed worker sees the cache through a
+private overlay: what it compiles itself is not kept, so a build lasts when a
+trusted process made it (a test, `perfbench compare`, importing the solution).
 ``-O3`` without ``-march=native`` keeps that cached binary valid on any x86-64
 machine the cache is restored onto.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import pathlib
 import re
 import shutil
+import sys
 from types import ModuleType
 
 _loaded: dict[str, ModuleType] = {}
@@ -25,8 +30,19 @@ def build_root() -> str:
 
 
 def build_dir(name: str) -> str:
-    """Where extension ``name`` is built and cached: ``$PERFBENCH_BUILD_DIR`` itself when set."""
-    return os.environ.get("PERFBENCH_BUILD_DIR") or os.path.join(build_root(), name)
+    """Where extension ``name`` is built and cached: ``$PERFBENCH_BUILD_DIR`` itself when set.
+
+    Otherwise one directory per Python environment: the build's flags name the environment's
+    torch include paths, so two checkouts (a CI clone and a working tree) sharing one directory
+    rebuild each other's extension in turn, ~35-60 s a time, and a sandboxed worker (whose view
+    of the cache is a private overlay) rebuilds it on every load.
+    """
+    if os.environ.get("PERFBENCH_BUILD_DIR"):
+        return os.environ["PERFBENCH_BUILD_DIR"]
+    import torch
+
+    env = hashlib.sha256(f"{sys.prefix}|{sys.version}|{torch.__version__}".encode()).hexdigest()[:10]
+    return os.path.join(build_root(), f"{name}-{env}")
 
 
 def load_cpp_extension(name: str, sources: list[pathlib.Path], functions: list[str]) -> ModuleType:

@@ -8,6 +8,7 @@ on this hardware.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import math
 import statistics
@@ -20,7 +21,7 @@ from .. import bench_configs
 from ..device.fingerprint import fingerprint
 from ..errors import UsageError
 from ..results import VERDICT_REJECTED
-from ..tasks import load_task
+from ..tasks import TaskSpec, load_task
 from .calibration_plan import CalibrationPlan
 from .compare import check_device
 from .score import ScoreConfig, score
@@ -134,8 +135,12 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
     todo = [s for s in specs if s.kind == "perf"
             and (bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads), out_dir) or {}).get("plan")
             != tag]
-    per_task = plan.runs + plan.starter + plan.noise_floor
-    total, done, started = len(todo) * per_task, 0, time.monotonic()
+    def starter_is_baseline(spec: TaskSpec) -> bool:
+        # The same program as the baseline: its scoring against the baseline *is* the A/A one.
+        return plan.starter and plan.noise_floor and same_program(spec.file("starter"), spec.file("baseline"))
+
+    total = sum(plan.runs + (plan.starter and not starter_is_baseline(s)) + plan.noise_floor for s in todo)
+    done, started = 0, time.monotonic()
 
     def step(msg: str) -> None:
         eta = "" if not done else f", ETA {_duration((time.monotonic() - started) / done * (total - done))}"
@@ -155,18 +160,22 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
         entry = _measure_solution(spec, cfg, plan.runs, say, before_run)
         done += 1
         starter, starter_why, aa = None, "", None
-        if plan.starter and spec.file("starter").is_file():
+        shared = starter_is_baseline(spec)
+        if plan.starter and spec.file("starter").is_file() and not shared:
             step(f"{spec.name}: starter against baseline")
             starter, starter_why = _side_speedup(spec, spec.file("starter"), cfg, say)
-        done += plan.starter
+            done += 1
         if plan.noise_floor:
-            step(f"{spec.name}: baseline against itself (noise floor)")
+            step(f"{spec.name}: baseline against itself (noise floor" + (", and the starter: the same program)"
+                                                                           if shared else ")"))
             aa, _ = _side_speedup(spec, spec.file("baseline"), cfg, say)
             done += 1
+            starter = aa if shared else starter
         why = validity(plan, entry, starter, starter_why, aa)
         extra = [("valid", not why), ("invalid_because", list(why)), ("plan", tag), ("clocks", plan.clocks),
                  ("device_model", _model(fp, device))]
         extra += [("starter", starter)] if starter is not None else []
+        extra += [("starter_is_baseline", True)] if shared else []
         extra += [("starter_rejected", starter_why)] if starter_why else []
         extra += [("noise_floor", aa)] if aa is not None else []
         entry = dataclasses.replace(entry, extra=tuple(extra))
@@ -174,6 +183,22 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
         paths.append(bench_configs.write(key, [entry], out_dir))   # after every task: nothing is lost
         say(f"{spec.name}: s_ref {entry.s_ref:.3f} on {key}: " + ("valid" if not why else "INVALID: " + "; ".join(why)))
     return sorted(set(paths)), found
+
+
+def same_program(a: Path, b: Path) -> bool:
+    """Whether two Python files are the same program (their module docstrings aside)."""
+    def body(path: Path) -> str | None:
+        try:
+            tree = ast.parse(path.read_text())
+        except (OSError, SyntaxError, ValueError):
+            return None
+        if tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(getattr(tree.body[0], "value", None),
+                                                                           ast.Constant) \
+                and isinstance(tree.body[0].value.value, str):
+            tree.body = tree.body[1:]
+        return ast.dump(tree)
+    first = body(a)
+    return first is not None and first == body(b)
 
 
 def _model(fp: dict, device: str) -> str:

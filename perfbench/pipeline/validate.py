@@ -77,7 +77,8 @@ def validate(task: str | Path, config: ScoreConfig | None = None,
     elif sta.verdict == VERDICT_REJECTED:
         gates.append(_rejected("starter_correct", sta))
     else:
-        gates.append(gate_starter_not_faster(sta.comparison.speedup, sta.comparison.ci[0]))
+        s_solution = sol.comparison.speedup if sol.verdict != VERDICT_REJECTED else None
+        gates.append(gate_starter_not_faster(sta.comparison.speedup, sta.comparison.ci[0], s_solution))
     return ValidationReport(spec.name, tuple(gates), runs)
 
 

@@ -13,7 +13,7 @@ from ..pipeline.score import ScoreConfig, score
 from ..tasks import load_task
 from .tasks_gate import shipped_tasks_dir
 
-PREFERRED = ("row_softmax", "triton_vector_add")   # cheap, stable tasks per device, if shipped
+PREFERRED = ("row_softmax", "triton_row_softmax")   # cheap, stable tasks per device, if shipped
 
 
 def pick_task(device: str, root: Path | None = None) -> Path | None:

@@ -83,7 +83,8 @@ def test_each_task_is_written_when_done_and_a_rerun_resumes(tmp_path, monkeypatc
                 raise KeyboardInterrupt   # the run is interrupted during the second task
         return Calibration(spec.name, 3.0, 2.9, 3.1, 20 * runs, (3.0,) * runs)
     monkeypatch.setattr(cal, "_measure_solution", solution)
-    monkeypatch.setattr(cal, "_side_speedup", lambda spec, file, cfg, say: ([1.0, 0.99, 1.01], ""))
+    sides = []
+    monkeypatch.setattr(cal, "_side_speedup", lambda spec, file, cfg, say: sides.append(file.name) or ([1.0, 0.99, 1.01], ""))
     out = tmp_path / "configs"
     with pytest.raises(KeyboardInterrupt):
         calibrate_plan(plan, out_dir=out)
@@ -91,6 +92,8 @@ def test_each_task_is_written_when_done_and_a_rerun_resumes(tmp_path, monkeypatc
     key = written.stem
     kept = bench_configs.entry("row_softmax", key, out)
     assert kept["valid"] is True and kept["plan"] == f"cpu:{plan.digest}" and kept["noise_floor"] == [1.0, 0.99, 1.01]
+    # row_softmax's starter is its baseline's program (docstring aside): one scoring serves both.
+    assert sides == ["baseline.py"] and kept["starter"] == kept["noise_floor"] and kept["starter_is_baseline"] is True
     assert bench_configs.entry("csr_spmv", key, out) is None
 
     calls.clear()
@@ -134,3 +137,12 @@ def test_tasks_list_says_kind_family_and_this_machines_s_ref(tmp_path, monkeypat
         "csr_spmv     perf  cpu     cpu-cpp  1.100 INVALID (s_ref 1.100 is below 1.15)",
         f"row_softmax  perf  cpu     python   4.200 valid (bench_configs/{key}.toml)",
         "segment_sum  impl  cpu     python   - (impl)"]
+
+
+def test_same_program_ignores_the_module_docstring_only(tmp_path):
+    a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    a.write_text('"""Baseline."""\nimport torch\n\n\ndef kernel(x):\n    return x + 1\n')
+    b.write_text('"""Starter: make it faster."""\nimport torch\n\ndef kernel(x):\n    return x + 1  # same\n')
+    c.write_text('"""Baseline."""\nimport torch\n\n\ndef kernel(x):\n    return x + 2\n')
+    assert cal.same_program(a, b) and not cal.same_program(a, c)
+    assert not cal.same_program(a, tmp_path / "missing.py")

@@ -44,6 +44,11 @@ def test_validity_gates():
     assert not gate_s_ref(MIN_S_REF - 0.01, MIN_S_REF - 0.02).ok
     assert gate_starter_not_faster(1.02, 0.97).ok
     assert not gate_starter_not_faster(1.3, 1.2).ok
+    # The baseline's own program read 1.6% ahead [1.006, ...] beside a 5.5x solution: noise.
+    near = gate_starter_not_faster(1.016, 1.006, 5.535)
+    assert near.ok and "ahead of the baseline by up to 0.00 of R_perf at s 5.54; needs <= 0.1" in near.detail
+    assert not gate_starter_not_faster(1.3, 1.2, 5.5).ok          # 0.11 of R: a real head start
+    assert not gate_starter_not_faster(1.05, 1.02, None).ok       # no solution to scale by
     gates = {g.name: g.ok for g in gate_impl_tests(5, 5, 3)}
     assert gates == {"enough_tests": True, "solution_passes_all": True, "starter_fails_one": True}
     gates = {g.name: g.ok for g in gate_impl_tests(4, 3, 4)}

@@ -41,8 +41,8 @@ def test_cuda_path_with_fakes(tmp_path, monkeypatch):
     report = run_selfcheck(fake_cuda_backend(), SelfcheckConfig(quick=True),
                            env=lambda: {"gpu": describe("cuda:0", nvml_factory=lambda: FakeNvml(gpu)),
                                         "problems": []},
-                           tasks=lambda: {"triton_vector_add": "pass"},
-                           run_to_run=lambda: {"task": "triton_vector_add", "median": 2.0, "spread": 1.04,
+                           tasks=lambda: {"triton_row_softmax": "pass"},
+                           run_to_run=lambda: {"task": "triton_row_softmax", "median": 2.0, "spread": 1.04,
                                                "runs": [{"speedup": 2.0, "ci": [1.9, 2.1], "unstable": False}] * 3,
                                                "mean_ci_half_width": 0.05, "honest_runs": 3})
     assert report["clocks"]["gpu"]["name"] == "Fake H200"
@@ -54,8 +54,8 @@ def test_cuda_path_with_fakes(tmp_path, monkeypatch):
     assert report["verdict"].startswith("this machine resolves ~5% differences")
     table = selfcheck_table(report)
     assert table.splitlines()[-1].startswith("verdict")
-    assert "task triton_vector_add pass" in " ".join(table.split())
-    assert ("run to run triton_vector_add: 3 scores, median 2.000, spread 4.0% vs CI +/-5.0%; CI holds the median "
+    assert "task triton_row_softmax pass" in " ".join(table.split())
+    assert ("run to run triton_row_softmax: 3 scores, median 2.000, spread 4.0% vs CI +/-5.0%; CI holds the median "
             "(or says unstable) in 3/3") in " ".join(table.split())
     png = plot(report, tmp_path / "s.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
