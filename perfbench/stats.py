@@ -12,7 +12,17 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as _sps
+
+
+
+def _scipy_stats():
+    """scipy.stats, imported on first use: it costs ~1.8 s of CPU here, and every process that
+    imports perfbench (each worker interpreter, every CLI start) would otherwise pay it before
+    doing anything (benchmarks/score_wall.py)."""
+    from scipy import stats
+
+    return stats
+
 
 # 1.4826 * MAD estimates the standard deviation of normal data.
 _MAD_TO_SIGMA = 1.4826
@@ -122,7 +132,7 @@ def bootstrap_ci(base: Sequence[float], cand: Sequence[float], *, seed: int,
     if lr.size == 1 or np.all(lr == lr[0]):
         v = float(np.exp(lr[0] if lr.size == 1 else np.median(lr)))
         return v, v
-    res = _sps.bootstrap((lr,), np.median, confidence_level=confidence, n_resamples=n_resamples,
+    res = _scipy_stats().bootstrap((lr,), np.median, confidence_level=confidence, n_resamples=n_resamples,
                          method="percentile", vectorized=True, axis=-1,
                          random_state=np.random.default_rng(seed))
     lo, hi = res.confidence_interval
@@ -161,7 +171,7 @@ def process_t_interval(process_speedups: Sequence[float], confidence: float = 0.
     logs = np.log(np.asarray(process_speedups, dtype=np.float64))
     if logs.size < 2:
         raise ValueError("a t interval over processes needs at least 2 processes")
-    half = _sps.t.ppf(0.5 + confidence / 2.0, logs.size - 1) * logs.std(ddof=1) / math.sqrt(logs.size)
+    half = _scipy_stats().t.ppf(0.5 + confidence / 2.0, logs.size - 1) * logs.std(ddof=1) / math.sqrt(logs.size)
     return float(np.exp(logs.mean() - half)), float(np.exp(logs.mean() + half))
 
 
@@ -174,7 +184,7 @@ def wilcoxon_p(base: Sequence[float], cand: Sequence[float]) -> float:
     lr = log_ratios(base, cand)
     if np.count_nonzero(lr) == 0:
         return 1.0
-    return float(_sps.wilcoxon(lr, zero_method="wilcox", alternative="two-sided").pvalue)
+    return float(_scipy_stats().wilcoxon(lr, zero_method="wilcox", alternative="two-sided").pvalue)
 
 
 def hodges_lehmann(base: Sequence[float], cand: Sequence[float]) -> float:

@@ -26,12 +26,12 @@ from ..timing.inprocess import iteration_seed
 
 
 def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
-                tol: Tolerance | None, expected: list | None = None) -> list[Failure]:
-    """One call's outputs against the trusted reference (recomputed here unless given), then its
-    inputs against the scorer's own copy.  Outputs first: an output that aliases an input has
-    also changed it, and the alias is the more specific reason."""
-    ref = expected if expected is not None else program.reference(inputs)
-    return check_outputs(outs, ref, program.oracle(inputs), tol) or inputs_unchanged(inputs, ins)
+                tol: Tolerance | None, expected: tuple[list, list | None] | None = None) -> list[Failure]:
+    """One call's outputs against the trusted reference and float64 oracle (`expected`, else
+    recomputed here), then its inputs against the scorer's own copy.  Outputs first: an output
+    that aliases an input has also changed it, and the alias is the more specific reason."""
+    ref, oracle = expected if expected is not None else (program.reference(inputs), program.oracle(inputs))
+    return check_outputs(outs, ref, oracle, tol) or inputs_unchanged(inputs, ins)
 
 
 def should_check(checks_done: int, fraction: float) -> bool:

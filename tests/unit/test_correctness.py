@@ -33,6 +33,47 @@ def test_each_rule(got, code):
     assert _codes(got) == [code]
 
 
+FINITE = torch.tensor([1.0, -2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize("ref,got,codes", [
+    # the one-comparison fast path (finite reference) and the element-wise path agree
+    (FINITE, FINITE.clone(), []),
+    (FINITE, torch.tensor([1.0, -2.0, 3.0, float("nan")]), ["correctness.nan"]),
+    (FINITE, torch.tensor([1.0, -2.0, 3.0, float("inf")]), ["correctness.nan"]),
+    (FINITE, torch.tensor([1.0, -2.0, 3.0, 4.5]), ["correctness.mismatch"]),
+    # an infinite reference: a finite answer there is wrong even though |inf - x| <= inf * rtol
+    (torch.tensor([1.0, float("inf"), 3.0, 4.0]), torch.tensor([1.0, 1e30, 3.0, 4.0]), ["correctness.nan"]),
+    (torch.tensor([1.0, float("inf"), 3.0, 4.0]), torch.tensor([1.0, float("inf"), 3.0, 4.0]), []),
+    (torch.tensor([1.0, float("-inf"), 3.0, 4.0]), torch.tensor([1.0, float("inf"), 3.0, 4.0]), ["correctness.nan"]),
+    (torch.tensor([1.0, float("inf"), 3.0, 4.0]), torch.tensor([1.0, float("inf"), 3.5, 4.0]), ["correctness.mismatch"]),
+    # finite values whose sum overflows take the element-wise path and still pass
+    (torch.tensor([1e308, 1e308], dtype=torch.float64), torch.tensor([1e308, 1e308], dtype=torch.float64), []),
+])
+def test_value_rules_with_and_without_non_finite_references(ref, got, codes):
+    assert _codes(got, ref) == codes
+
+
+def test_a_small_error_everywhere_fails_the_norm_check():
+    ref = torch.ones(1000)
+    tol = Tolerance(1e-3, 1e-3)   # each element may be off by 2e-3; the norm by only 1e-3
+    got = ref + 1.5e-3
+    assert [f.reason for f in check_output(record_of(got), ref, ref.double(), tol)] == ["correctness.norm"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8,
+                                   torch.complex128])
+def test_poison_is_found_in_every_element_size(dtype):
+    from perfbench.correctness import _holds_poison
+    t = torch.zeros(5, dtype=dtype)
+    assert not _holds_poison(t)
+    t.view(torch.uint8)[t.element_size():2 * t.element_size()] = 255   # element 1: every byte 0xFF
+    assert _holds_poison(t)
+    t = torch.zeros(5, dtype=dtype)
+    t.view(torch.uint8)[:t.element_size() - 1] = 255                    # all but one byte: not poison
+    assert not _holds_poison(t)
+
+
 def test_poison_is_named():
     got = REF.clone()
     got.view(torch.int32)[1] = -1  # 0xFFFFFFFF

@@ -124,3 +124,14 @@ def test_process_t_interval():
     s = stats.summarize(base, cand, seed=1, processes=procs)
     t_lo, t_hi = stats.process_t_interval(s.stability.process_speedups)
     assert s.speedup.low <= t_lo and s.speedup.high >= t_hi
+
+
+def test_importing_perfbench_or_a_worker_does_not_import_scipy():
+    """Every worker interpreter imports perfbench; scipy.stats would add ~1.8 s to each start."""
+    import subprocess
+    import sys
+    code = ("import sys, perfbench, perfbench.isolation.worker, perfbench.pipeline.score; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[]"
