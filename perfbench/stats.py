@@ -14,7 +14,6 @@ from typing import Sequence
 import numpy as np
 
 
-
 def _scipy_stats():
     """scipy.stats, imported on first use: it costs ~1.8 s of CPU here, and every process that
     imports perfbench (each worker interpreter, every CLI start) would otherwise pay it before
