@@ -1,7 +1,8 @@
 """Inputs for csr_spmm: (crow, col, val, b) of a random CSR matrix and a dense matrix b.
 
-The sparsity pattern comes from csr_spmv's generator (row lengths uniform on [0, 2 * mean], so
-some rows are empty; unique sorted columns per row).
+The sparsity pattern is drawn exactly as csr_spmv's is (row lengths uniform on [0, 2 * mean], so
+some rows are empty; unique sorted columns per row).  A copy, not an import: the candidate's
+sandbox sees only its task's own files, and the gate's worker runs this file there.
 """
 import torch
 
