@@ -55,6 +55,21 @@ def worker_startup_ms(sandbox: bool, reps: int = 3) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def forked_startup_ms(reps: int = 3) -> float:
+    """Median ms from asking a sandboxed zygote for a worker until it answers its first request."""
+    from perfbench.isolation.client import WorkerClient
+    from perfbench.isolation.fork_server import ForkServer
+
+    times = []
+    with ForkServer("candidate", untrusted=True) as server:
+        server.start(120)
+        for _ in range(reps):
+            with WorkerClient("candidate", untrusted=True, server=server) as w:
+                w.start(120)
+                times.append(w.startup_s * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
 def main() -> None:
     sampler = SamplerConfig(min_pairs=10, max_pairs=10, warmup_s=0.1, min_block_s=0.01)
     with tempfile.TemporaryDirectory() as tmp:
@@ -69,24 +84,27 @@ def main() -> None:
         per_call = sorted(r.samples.baseline_ns)[len(r.samples.baseline_ns) // 2]
         isolated = {}
         for processes in (1, ScoreConfig().processes):
-            t = time.perf_counter()
-            s = score(task, task / "candidate.py", ScoreConfig(sampler=sampler, seed=1, processes=processes))
-            isolated[processes] = (time.perf_counter() - t, s)
-            assert s.verdict == "scored", s.reasons
+            for fork in (False, True):
+                t = time.perf_counter()
+                s = score(task, task / "candidate.py", ScoreConfig(sampler=sampler, seed=1, processes=processes,
+                                                                   fork_workers=fork, stop_early=False))
+                isolated[processes, fork] = (time.perf_counter() - t, s)
+                assert s.verdict == "scored", s.reasons
     print(f"\nIsolation overhead, A/A on a {per_call / 1e6:.2f} ms CPU kernel, 10 pairs, >= 10 ms blocks")
-    print(f"  {'mode':<34} {'wall s':>8} {'speedup':>8} {'ratio':>7}")
-    print(f"  {'in-process compare()':<34} {t_in:>8.2f} {r.speedup:>8.3f} {1:>6.2f}x")
-    for processes, (t_iso, s) in isolated.items():
-        label = f"isolated score(), {processes} process{'es' if processes > 1 else ''}"
-        print(f"  {label:<34} {t_iso:>8.2f} {s.comparison.speedup:>8.3f} {t_iso / t_in:>6.2f}x")
-    print("  (isolated: 2 worker start-ups per process, the gate, timed-output checks)")
+    print(f"  {'mode':<40} {'wall s':>8} {'speedup':>8} {'ratio':>7}")
+    print(f"  {'in-process compare()':<40} {t_in:>8.2f} {r.speedup:>8.3f} {1:>6.2f}x")
+    for (processes, fork), (t_iso, s) in isolated.items():
+        label = f"isolated score(), {processes} process{'es' if processes > 1 else ''}, {'forked' if fork else 'fresh'}"
+        print(f"  {label:<40} {t_iso:>8.2f} {s.comparison.speedup:>8.3f} {t_iso / t_in:>6.2f}x")
+    print("  (isolated: per process 2 workers started or forked, the gate, timed-output checks)")
     bare, boxed = worker_startup_ms(False), worker_startup_ms(True)
     print(f"  worker start-up (spawn to first answer, median of 3): {bare:.0f} ms bare, {boxed:.0f} ms sandboxed "
           f"(+{boxed - bare:.0f} ms for cgroup + namespaces + mounts + uid)")
+    print(f"  forked worker start-up (fork to first answer, median of 3): {forked_startup_ms():.0f} ms sandboxed")
     iso = s.isolation
     layers = [k for k in LAYERS if iso.get(k)]
-    print(f"  candidate worker: started and answering in {iso.get('startup_ms')} ms (sandbox + interpreter + "
-          f"torch import); layers: {', '.join(layers) or 'none'}")
+    print(f"  candidate worker (forked): answering in {iso.get('startup_ms')} ms, its zygote in "
+          f"{iso.get('zygote_startup_ms')} ms; layers: {', '.join(layers) or 'none'}")
 
 
 if __name__ == "__main__":

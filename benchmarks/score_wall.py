@@ -6,7 +6,7 @@ when each phase began (from the progress lines on stderr), the total, and the ve
 and CI, so that a faster score can be checked to measure the same thing.  Run it on an idle
 machine; compare two checkouts by running it in each.
 
-    python benchmarks/score_wall.py [--runs 3] [--task tasks/row_softmax] [--candidate FILE]
+    python benchmarks/score_wall.py [--runs 3] [--task tasks/row_softmax] [--candidate FILE] [--fresh-workers]
 """
 import argparse
 import json
@@ -21,12 +21,12 @@ PHASES = ("starting workers (1", "correctness gate", "timing AB-BA pairs", "star
           "starting workers (3", "stopping after")
 
 
-def one_score(task: Path, candidate: Path) -> dict:
+def one_score(task: Path, candidate: Path, extra: tuple[str, ...] = ()) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "verdict.json"
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-m", "perfbench.cli", "score", str(task), str(candidate),
-                                 "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                 "--out", str(out), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         seen = {}
         for line in proc.stderr:
             for part in line.replace("\r", "\n").splitlines():
@@ -48,11 +48,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--task", type=Path, default=REPO / "tasks" / "row_softmax")
     ap.add_argument("--candidate", type=Path, default=None, help="default: the task's solution.py")
+    ap.add_argument("--fresh-workers", action="store_true",
+                    help="every worker a new interpreter (the way scores ran before the zygote)")
     args = ap.parse_args()
     cand = args.candidate or args.task / "solution.py"
     runs = []
     for i in range(args.runs):
-        r = one_score(args.task, cand)
+        r = one_score(args.task, cand, ("--fresh-workers",) if args.fresh_workers else ())
         runs.append(r)
         phases = "  ".join(f"{k.split(' (')[0].split()[0]}{'' if '(' not in k else k[-1]}@{v:.1f}"
                            for k, v in r["phases"].items())

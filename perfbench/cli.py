@@ -152,11 +152,14 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
               help="Refuse to score (exit 2) unless every sandbox layer is active around the candidate.")
 @click.option("--timeout", type=float, default=60.0, show_default=True,
               help="Seconds one candidate call (or one timed block) may take before it is killed.")
+@click.option("--fresh-workers", is_flag=True,
+              help="CPU: start every worker as a new interpreter instead of forking it from a warmed, "
+                   "sandboxed zygote (slower; the default forks).")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, target_r_ci, seed,
-          clock_policy, require_locked_clocks, require_sandbox, timeout, as_json, out, quiet):
+          clock_policy, require_locked_clocks, require_sandbox, timeout, fresh_workers, as_json, out, quiet):
     """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
 
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
@@ -169,7 +172,8 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes,
 
     cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, s_ref=s_ref, seed=seed,
                         target_r_ci=target_r_ci, call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks),
-                        require_sandbox=require_sandbox, **({"processes": processes} if processes is not None else {}))
+                        require_sandbox=require_sandbox, fork_workers=not fresh_workers,
+                        **({"processes": processes} if processes is not None else {}))
     say = _log(quiet or as_json)
     result = run_score(task_dir, candidate_file, cfg, overrides=parse_overrides(overrides),
                        progress=_progress(quiet or as_json), log=say)

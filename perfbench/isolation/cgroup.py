@@ -91,6 +91,11 @@ class WorkerCgroup:
         """Files a process writes its pid into to join (all of them, before it runs anything)."""
         return [str(d / "cgroup.procs") for d in self._dirs.values()]
 
+    def adopt(self, pid: int) -> None:
+        """Move process `pid`, every thread of it, into this cgroup (a worker forked elsewhere)."""
+        for f in self.procs_files:
+            _write(Path(f), str(pid))
+
     @property
     def name(self) -> str:
         """The directory name (the same in every v1 controller)."""

@@ -19,7 +19,7 @@ import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import perfbench
 
@@ -29,6 +29,9 @@ from .cpu_threads import WAIT_VARS, CpuThreading
 from .procfs import child_pids, session_cpu_seconds, session_pids
 from .protocol import ProtocolError, recv
 from .sandbox import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, scorer_namespace_env
+
+if TYPE_CHECKING:
+    from .fork_server import ForkServer
 
 MAX_BLOB_BYTES = 1 << 31
 
@@ -46,6 +49,45 @@ def _worker_env() -> dict[str, str]:
     return env
 
 
+def spawn(module: str, args: list[str], plan: SandboxPlan, pass_fds: tuple[int, ...], log_path: Path,
+          threading: CpuThreading | None) -> subprocess.Popen:
+    """`python -m module args...` wrapped in `plan`: a fresh interpreter in its own session, with no
+    fds but `pass_fds` and the log file (its stdout and stderr), so killpg() reaches anything it
+    starts."""
+    env = dict(_worker_env(), **scorer_namespace_env())
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(plan.wrap([sys.executable, "-m", module, *args]),
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                pass_fds=pass_fds, start_new_session=True,
+                                env=plan.env(threading.env(env) if threading is not None else env))
+
+
+def read_tail(path: Path, limit: int) -> str:
+    """The last `limit` bytes of a log: only the tail (a candidate can make its log as large as
+    the file-size bound)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - limit))
+            return f.read(limit).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def kill_group(plan: SandboxPlan, proc: Any) -> None:
+    """SIGKILL everything in the plan's cgroup (whatever it forked, setsid or not) and the
+    process's group, and reap the process."""
+    if plan.cgroup is not None:
+        plan.cgroup.kill()
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
+        pass
+
+
 class WorkerClient:
     """One worker process.  Use as a context manager: the process never outlives it.
 
@@ -53,35 +95,47 @@ class WorkerClient:
     always, with a cpuset of `threading`'s cores; the namespaces and dropped privileges for
     untrusted workers); `hide` names trusted files the worker must not read, `expose` the files
     it must (the candidate, the task) when the scorer's home is hidden from it.  What was active is in `isolation` after `start()`.
+    With `server`, the worker is forked from that zygote (fork_server.py) instead of started as
+    a fresh interpreter: it runs in the zygote's sandbox, in a cgroup of its own.
     """
 
     def __init__(self, label: str, *, untrusted: bool, log_dir: Path | None = None, sandbox: bool = True,
-                 hide: tuple[str, ...] = (), expose: tuple[str, ...] = (), threading: CpuThreading | None = None):
+                 hide: tuple[str, ...] = (), expose: tuple[str, ...] = (), threading: CpuThreading | None = None,
+                 server: "ForkServer | None" = None):
         self.label = label
         self.untrusted = untrusted
         self._owns_log_dir = log_dir is None   # removed at close: thousands of scores leave no trace
         self._log_dir = log_dir or Path(tempfile.mkdtemp(prefix="perfbench-worker-"))
         self.log_path = self._log_dir / f"{label}.log"
         cpus = threading.cpus if threading is not None else None
-        self.plan = (plan_sandbox(label, untrusted=untrusted, hide=hide, expose=expose, cpus=cpus) if sandbox
-                     else SandboxPlan(None, False, missing=("sandbox: switched off by the caller",)))
+        if server is not None:
+            self.plan = server.child_plan(label, cpus)
+        elif sandbox:
+            self.plan = plan_sandbox(label, untrusted=untrusted, hide=hide, expose=expose, cpus=cpus)
+        else:
+            self.plan = SandboxPlan(None, False, missing=("sandbox: switched off by the caller",))
         self.isolation: Isolation | None = None
         # Shared memory for the CPU timing protocol (arena.py): inputs in, output addresses out.
         self.input_arena, self.output_table = SharedArena(f"{label}-inputs"), SharedArena(f"{label}-table")
         arena_fds = (self.input_arena.fd, self.output_table.fd)
         ours, theirs = socket.socketpair()
-        env = dict(_worker_env(), **scorer_namespace_env())
         t0 = time.perf_counter()
-        with open(self.log_path, "wb") as log:
-            # A fresh interpreter in its own session: no fds but the socket, the arenas and the log
-            # file, and killpg() reaches anything it starts.
-            self.proc = subprocess.Popen(
-                self.plan.wrap([sys.executable, "-m", "perfbench.isolation.worker", str(theirs.fileno()),
-                                *map(str, arena_fds)]),
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                pass_fds=(theirs.fileno(), *arena_fds), start_new_session=True,
-                env=self.plan.env(threading.env(env) if threading is not None else env))
-        theirs.close()
+        self.forked = server is not None
+        try:
+            if server is not None:
+                with open(self.log_path, "wb") as log:
+                    self.proc = server.fork(self.plan, (theirs.fileno(), *arena_fds, log.fileno()))
+            else:
+                self.proc = spawn("perfbench.isolation.worker", [str(theirs.fileno()), *map(str, arena_fds)],
+                                  self.plan, (theirs.fileno(), *arena_fds), self.log_path, threading)
+        except BaseException:
+            ours.close()
+            self.input_arena.close()
+            self.output_table.close()
+            self.plan.remove()
+            raise
+        finally:
+            theirs.close()
         self._conn = Connection(ours.detach())
         self._ids = itertools.count(1)
         self._started = t0
@@ -105,7 +159,7 @@ class WorkerClient:
         self.isolation = isolation_from_probe(probe, self.plan)
         # The interpreter itself (its memory holds the outputs the scorer reads): the Popen child
         # when it exec'd straight into Python, else the one child `unshare --fork` made.
-        kids = child_pids(self.proc.pid)
+        kids = [] if self.forked else child_pids(self.proc.pid)
         self.worker_pid = kids[0] if self.plan.namespaces and len(kids) == 1 else self.proc.pid
         return self.isolation
 
@@ -182,28 +236,13 @@ class WorkerClient:
 
     # -- lifetime --------------------------------------------------------------------------------
     def log_tail(self, limit: int = 4000) -> str:
-        try:   # only the tail: a candidate can make its log as large as the file-size bound
-            with open(self.log_path, "rb") as f:
-                f.seek(max(0, f.seek(0, os.SEEK_END) - limit))
-                data = f.read(limit)
-        except OSError:
-            return ""
-        return data.decode(errors="replace")
+        return read_tail(self.log_path, limit)
 
     def kill(self) -> None:
         """SIGKILL the worker's whole process group (its own session) and wait until it is gone,
         grandchildren included, so nothing the candidate started outlives the score."""
-        if self.plan.cgroup is not None:   # everything it forked, setsid or not
-            self.plan.cgroup.kill()
-            self._frozen = False
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
-            pass
+        kill_group(self.plan, self.proc)
+        self._frozen = False
         deadline = time.monotonic() + 5
         while session_pids(self.proc.pid) and time.monotonic() < deadline:
             for pid in session_pids(self.proc.pid):  # members that left the group but not the session

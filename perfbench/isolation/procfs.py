@@ -43,6 +43,21 @@ def child_pids(ppid: int) -> list[int]:
     return _live_pids_where(1, ppid)
 
 
+def host_pid_of(ns_pid: int, parent: int) -> int | None:
+    """The pid (in our namespace) of `parent`'s child whose pid in its own PID namespace is
+    `ns_pid` (the last field of NSpid), or None."""
+    for kid in child_pids(parent):
+        try:
+            for line in open(f"/proc/{kid}/status", encoding="ascii", errors="replace"):
+                if line.startswith("NSpid:"):
+                    if int(line.split()[-1]) == ns_pid:
+                        return kid
+                    break
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def session_cpu_seconds(sid: int) -> float | None:
     """User+system CPU seconds of all live processes in session `sid` (the worker's own)."""
     try:

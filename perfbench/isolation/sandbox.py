@@ -22,6 +22,7 @@ probes its own process (`probe`) before any candidate code loads, and the verdic
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -69,6 +70,7 @@ class SandboxPlan:
     private_dir: str | None = None      # the worker's only writable directory (namespaces only)
     view: WorkerView | None = None      # its filesystem view and uid (namespaces only)
     cpus: tuple[int, ...] | None = None  # the cores asked for (the cgroup's cpuset holds it there)
+    shares_private_dir: bool = False     # a forked worker's: its zygote's, removed with the zygote
 
     def wrap(self, argv: list[str]) -> list[str]:
         cmd = list(argv)
@@ -118,7 +120,7 @@ class SandboxPlan:
     def remove(self) -> None:
         if self.cgroup is not None:
             self.cgroup.remove()
-        if self.private_dir:
+        if self.private_dir and not self.shares_private_dir:
             shutil.rmtree(self.private_dir, ignore_errors=True)
 
 
@@ -152,14 +154,8 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
     """Every layer this machine allows for a worker (the namespaces only for untrusted ones).
     `expose`: paths it must read besides the interpreter and perfbench (the task, the candidate);
     `cpus`: the cores its cpuset holds it to."""
-    missing = []
     cgroup, why = create_worker_cgroup(label, cpus=cpus, hold_later=True)   # client.start holds it
-    if cgroup is None:
-        missing.append(f"cgroup: {why}")
-        if cpus is not None:
-            missing.append("cpuset: no cgroup")
-    elif cpus is not None and cgroup.cpus is None:
-        missing.append(f"cpuset: {cgroup.cpuset_missing}")
+    missing = _cgroup_missing(cgroup, why, cpus)
     namespaces = False
     if untrusted:
         tools = [t for t in ("unshare", "setpriv", "mount", "pivot_root") if _tool(t) is None]
@@ -182,6 +178,24 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
     if view is not None and view.uid is None:
         missing.append(f"uid: {view.why_not_uid}")
     return SandboxPlan(cgroup, namespaces, tuple(hide), tuple(missing), private, view, cpus)
+
+
+def _cgroup_missing(cgroup: WorkerCgroup | None, why: str, cpus: tuple[int, ...] | None) -> list[str]:
+    if cgroup is None:
+        return [f"cgroup: {why}"] + (["cpuset: no cgroup"] if cpus is not None else [])
+    return [f"cpuset: {cgroup.cpuset_missing}"] if cpus is not None and cgroup.cpus is None else []
+
+
+def plan_forked(zygote: SandboxPlan, label: str, cpus: tuple[int, ...] | None) -> SandboxPlan:
+    """A worker forked from a zygote that runs in `zygote`: the zygote's namespaces, view, uid
+    and private directory, and a cgroup of its own (its CPU, freezing and killing are its own),
+    holding `cpus` from the start."""
+    if zygote.cgroup is None:   # none to be had here, or the caller switched the sandbox off
+        return dataclasses.replace(zygote, cpus=cpus, shares_private_dir=True)
+    cgroup, why = create_worker_cgroup(label, cpus=cpus)
+    missing = [m for m in zygote.missing if not m.startswith(("cgroup:", "cpuset:"))]
+    return dataclasses.replace(zygote, cgroup=cgroup, missing=tuple(missing + _cgroup_missing(cgroup, why, cpus)),
+                               cpus=cpus, shares_private_dir=True)
 
 
 @dataclass(frozen=True)
@@ -214,7 +228,7 @@ def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
         "cpuset": None if plan.cpus is None else (
             cpus is not None and bool(probe.get("affinity_widened"))
             and set(probe.get("affinity_widened", [])) <= set(cpus)),
-        "pid_ns": ns and probe.get("pid") == 1,
+        "pid_ns": ns and bool(probe.get("pid_ns_differs")),
         "net_ns": ns and probe.get("net_devices") == ["lo"],
         "mount_ns": ns and bool(probe.get("mount_ns_differs")),
         "ipc_ns": ns and bool(probe.get("ipc_ns_differs")),
@@ -279,7 +293,7 @@ def probe() -> dict[str, Any]:
         pass
     writable = {m for m, rw in visible.items() if rw}
     out["writable_mounts"] = sorted(writable - {"/proc"} - _overlay_targets())
-    for ns in ("mnt", "ipc"):
+    for ns in ("mnt", "ipc", "pid"):
         try:
             out[f"{'mount' if ns == 'mnt' else ns}_ns_differs"] = os.readlink(f"/proc/self/ns/{ns}") != os.environ.get(
                 f"PERFBENCH_SCORER_{ns.upper()}_NS")
@@ -304,7 +318,7 @@ def _overlay_targets() -> set[str]:
 def scorer_namespace_env() -> dict[str, str]:
     """The scorer's own namespace ids, for the worker's probe to compare with."""
     env = {}
-    for ns in ("mnt", "ipc"):
+    for ns in ("mnt", "ipc", "pid"):
         try:
             env[f"PERFBENCH_SCORER_{ns.upper()}_NS"] = os.readlink(f"/proc/self/ns/{ns}")
         except OSError:

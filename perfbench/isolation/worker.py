@@ -1,7 +1,8 @@
 """The worker process: loads one side (baseline or candidate) and answers requests.
 
-A fresh interpreter (`python -m perfbench.isolation.worker FD`), never a fork of the scorer: it
-inherits only its socket and a log file as stdout/stderr (so nothing the candidate prints can pass
+A fresh interpreter (`python -m perfbench.isolation.worker FD`) or a fork of a zygote that has
+imported torch and nothing of the task (zygote.py), never a fork of the scorer: it inherits only
+its socket, its arenas and a log file as stdout/stderr (so nothing the candidate prints can pass
 for the scorer's verdict), and captures the integrity tripwires before any task code loads.
 """
 from __future__ import annotations
@@ -11,29 +12,6 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-
-
-def _keep_freed_memory_in_heap() -> None:
-    """Make glibc reuse freed blocks up to 32 MB (instead of fresh zeroed mmap pages), so that
-    the poison written before a call is what an unwritten output contains.  Linux/glibc only."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, 32 << 20)   # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 512 << 20)  # M_TRIM_THRESHOLD
-    except (OSError, AttributeError):
-        pass
-
-
-def _close_other_fds(keep: set[int]) -> None:
-    # Popen already passes only fds 0-2 and the pipe; this also drops anything a site hook opened.
-    for other in range(3, 1024):
-        if other not in keep:
-            try:
-                os.close(other)
-            except OSError:
-                pass
 
 
 class _WorkerState:
@@ -334,35 +312,28 @@ class _WorkerState:
         return {"outputs": out_meta, "inputs": in_meta}, out_blobs + in_blobs
 
 
-# No file a worker writes may grow past this (SIGXFSZ kills the writer).  Its stdout and stderr
-# are a log file on the host's disk: unbounded, one candidate printing in a loop fills the disk.
-# Generous for honest use (compiled extensions are megabytes).  Where the worker stays root
-# (no uid to switch to) the candidate could raise it again: the other layers still hold.
-MAX_FILE_BYTES = 1 << 30
-
-
-def _bound_file_sizes() -> None:
-    import resource
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    cap = MAX_FILE_BYTES if hard == resource.RLIM_INFINITY else min(hard, MAX_FILE_BYTES)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
-
-
 def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
     """Serve requests on socket `fd` until told to exit or the scorer goes away.
 
     Started by `WorkerClient` as ``python -m perfbench.isolation.worker FD`` with stdout/stderr
     already pointing at a log file and its own session (process group).
     """
-    _close_other_fds(keep={fd, *arena_fds})
-    _keep_freed_memory_in_heap()
-    _bound_file_sizes()
+    from .hardening import harden_process
+
+    harden_process({fd, *arena_fds})
+    serve(fd, arena_fds)
+
+
+def serve(fd: int, arena_fds: tuple[int, ...]) -> None:
+    """The request loop of a worker: a fresh interpreter's (`main`), or a forked one's (zygote.py)."""
     import json
     from multiprocessing.connection import Connection
 
     from ..errors import CandidateRejected, PerfbenchError
+    from .hardening import adopt_orphans
     from .protocol import send
 
+    adopt_orphans()
     conn = Connection(fd)
     state = _WorkerState()   # imports torch: unpinned, so the two workers import side by side
     from .cpu_threads import pin_from_env

@@ -31,6 +31,8 @@ class ScoreConfig:
     target_r_ci: float | None = 0.05  # stop after a process once R_perf's CI is this narrow (None:
                                       # never on R_perf's width; timing/stopping.py)
     stop_early: bool = True           # False: every process measures (calibration, validity gates)
+    fork_workers: bool = True         # CPU: each side's workers forked from one warmed, sandboxed
+                                      # zygote (isolation/zygote.py) instead of fresh interpreters
 
     def __post_init__(self) -> None:
         if not self.call_timeout_s > 0 or not self.load_timeout_s > 0:

@@ -10,6 +10,7 @@ from ..correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_ca
 from ..errors import CandidateRejected
 from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
+from ..isolation.fork_server import ForkServer
 from ..isolation.protocol import ProtocolError, decode_values
 from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec
@@ -90,8 +91,16 @@ def candidate_files(spec: TaskSpec, cand_path: Path) -> tuple[tuple[str, ...], t
 
 
 def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
-                     threading: CpuThreading | None = None) -> WorkerClient:
-    """The candidate's worker, sandboxed (`candidate_files` says what it sees)."""
+                     threading: CpuThreading | None = None, server: ForkServer | None = None) -> WorkerClient:
+    """The candidate's worker, sandboxed (`candidate_files` says what it sees); forked from
+    `server` (started with the same files) when there is one."""
     expose, hide = candidate_files(spec, cand_path)
     return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose,
-                        threading=threading)
+                        threading=threading, server=server)
+
+
+def candidate_fork_server(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
+                          threading: CpuThreading | None = None) -> ForkServer:
+    """The zygote the candidate's workers are forked from: the sandbox `candidate_worker` would have."""
+    expose, hide = candidate_files(spec, cand_path)
+    return ForkServer("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose, threading=threading)

@@ -105,6 +105,8 @@ def _score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: 
     except CandidateRejected as exc:
         return ScoreResult(verdict=VERDICT_REJECTED, reasons=(Reason(exc.reason, exc.message),), checks=run.checks,
                            worker_logs=run.logs, **base)
+    finally:
+        run.close()
     samples = PairedSamples.concat(run.parts)
     slowdown = tamper.baseline_slowdown(run.before, run.parts[0].baseline_ns)
     if slowdown:

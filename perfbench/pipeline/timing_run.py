@@ -16,6 +16,7 @@ from ..device.session import device_session
 from ..errors import CandidateRejected, EnvironmentUnavailable
 from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
+from ..isolation.fork_server import ForkServer
 from ..isolation.sandbox import make_nondumpable
 from ..results import PairedSamples
 from ..task_runtime import TaskProgram
@@ -25,7 +26,7 @@ from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
 from .arena_side import ArenaSide
 from .baseline_pool import BaselinePool
 from .config import ScoreConfig
-from .gate import candidate_worker, derive_seeds, gate, load_side, task_tolerance
+from .gate import candidate_fork_server, candidate_worker, derive_seeds, gate, load_side, task_tolerance
 from .sides import SideSettings, build_sides
 from .worker_side import WorkerSide
 
@@ -52,8 +53,9 @@ class TimingRun:
 
     Process 0 also times the baseline alone (before any candidate code loads) and runs the
     correctness gate; every process then measures its share of the AB-BA pairs, with the block
-    size process 0 chose.  Between processes both interpreters are replaced, so allocator
-    state, memory layout and thread pools are drawn afresh (stats.cluster_bootstrap_ci)."""
+    size process 0 chose.  Between processes both workers are replaced (on the CPU forked afresh
+    from each side's zygote, else new interpreters), so allocator state, physical memory and thread
+    pools are drawn afresh (stats.cluster_bootstrap_ci)."""
 
     def __init__(self, setup: RunSetup, say: Callable[[str], None], progress: ProgressFn | None,
                  baselines: BaselinePool | None = None):
@@ -65,6 +67,26 @@ class TimingRun:
         self.checks = self.timed_checks = self.candidate_blocks = 0
         self.logs: dict[str, str] = {}
         self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
+        self.servers: dict[str, ForkServer] = {}   # CPU: the zygotes each side's workers are forked from
+
+    def _start_fork_servers(self) -> None:
+        """CPU: one zygote per side (the baseline's only when no pool keeps its workers), both
+        importing torch side by side; every process's workers are then forked from them.  CUDA
+        workers stay fresh interpreters (a process that has touched CUDA cannot fork)."""
+        su = self.setup
+        if self.servers or su.device != "cpu" or not su.cfg.fork_workers:
+            return
+        self.servers["candidate"] = candidate_fork_server(su.spec, su.cand_path, su.cfg, su.threading)
+        if self.baselines is None:
+            self.servers["baseline"] = ForkServer("baseline", untrusted=False, sandbox=su.cfg.sandbox,
+                                                  threading=su.threading)
+        for server in self.servers.values():
+            server.start(su.cfg.load_timeout_s)
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            server.close()
+        self.servers = {}
 
     def _choose_timing_mode(self, base_w: WorkerClient) -> None:
         """CUDA: the task's timing mode; "auto" decides from the baseline's time alone."""
@@ -80,7 +102,7 @@ class TimingRun:
         """Baseline worker j: a fresh one closed with this process, or the pool's (kept)."""
         su = self.setup
         make = lambda: WorkerClient("baseline", untrusted=False, sandbox=su.cfg.sandbox,  # noqa: E731
-                                    threading=su.threading)
+                                    threading=su.threading, server=self.servers.get("baseline"))
         if self.baselines is None:
             return make()
         key = (str(su.baseline_file), su.spec.name, tuple(sorted(su.spec.overrides.items())), su.device,
@@ -99,13 +121,17 @@ class TimingRun:
         """Worker process pair j: its pairs into self.parts, or the gate's failures."""
         su = self.setup
         cfg, spec, first = su.cfg, su.spec, j == 0
-        # Both interpreters start together (importing torch takes seconds).
-        with candidate_worker(spec, su.cand_path, cfg, su.threading) as cand, self._baseline_worker(j) as base_w:
+        self.say(f"starting workers ({j + 1} of {cfg.processes})")
+        self._start_fork_servers()
+        # Both interpreters start together (importing torch takes seconds), or both are forked.
+        with candidate_worker(spec, su.cand_path, cfg, su.threading, self.servers.get("candidate")) as cand, \
+                self._baseline_worker(j) as base_w:
             try:
-                self.say(f"starting workers ({j + 1} of {cfg.processes})")
                 if base_w.isolation is None:   # (a kept baseline worker started for an earlier row)
                     base_w.start(cfg.load_timeout_s)
                 isolation, missing = isolation_record(cand, cfg, self.nondumpable)
+                if "candidate" in self.servers:
+                    isolation["zygote_startup_ms"] = round(self.servers["candidate"].startup_s * 1e3, 1)
                 if first:
                     base["isolation"] = isolation
                     base["warnings"] += missing

@@ -207,7 +207,7 @@ def test_a_candidates_files_are_bounded_and_the_scorer_reads_only_its_logs_tail(
     """Output flooding: a candidate printing in a loop wrote its log to the host's disk without
     bound, and the scorer read the whole log into memory for its tail (1.5 GB printed: scorer
     RSS 2.1 GB).  Writes past MAX_FILE_BYTES now fail in the candidate."""
-    from perfbench.isolation.worker import MAX_FILE_BYTES
+    from perfbench.isolation.hardening import MAX_FILE_BYTES
     cand = write("bounded.py", f"""
         import resource
         import torch

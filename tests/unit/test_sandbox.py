@@ -21,7 +21,7 @@ class FakeCgroup:
 VIEW = WorkerView(("/home/u/.venv",), ("/home/u/.cache/perfbench",), 65534, 65534)
 PLAN = SandboxPlan(FakeCgroup(), True, private_dir="/tmp/perfbench-sandbox-x", view=VIEW, cpus=(0,))
 GOOD_PROBE = {"pid": 1, "uid": 65534, "uids": [65534] * 4, "cgroups": ["/perfbench-candidate-1-abcd"],
-              "net_devices": ["lo"], "mount_ns_differs": True, "ipc_ns_differs": True,
+              "net_devices": ["lo"], "mount_ns_differs": True, "ipc_ns_differs": True, "pid_ns_differs": True,
               "writable_mounts": ["/dev/shm", "/tmp/perfbench-sandbox-x"], "no_new_privs": True, "cap_eff": 0,
               "cap_bnd": 0, "affinity_widened": [0], "root_entries": ["dev", "etc", "proc", "sys", "tmp", "usr"]}
 
@@ -33,7 +33,7 @@ def test_complete_probe_records_every_layer():
 
 
 @pytest.mark.parametrize("key,value,layer", [
-    ("pid", 4242, "pid_ns"), ("net_devices", ["eth0", "lo"], "net_ns"), ("cgroups", ["/"], "cgroup"),
+    ("pid_ns_differs", False, "pid_ns"), ("net_devices", ["eth0", "lo"], "net_ns"), ("cgroups", ["/"], "cgroup"),
     ("writable_mounts", ["/", "/dev/shm", "/tmp/perfbench-sandbox-x"], "readonly_fs"),
     ("no_new_privs", False, "no_new_privs"), ("cap_eff", 1 << 21, "caps_dropped"),
     ("uids", [65534, 0, 65534, 65534], "uid"), ("root_entries", ["dev", "etc", "home", "opt", "usr"], "minimal_root"),
@@ -130,3 +130,10 @@ def test_private_directories_of_a_killed_scorer_are_swept(tmp_path):
         (d / ".overlay").mkdir(parents=True)
     assert sweep_stale_private_dirs(str(tmp_path)) == [stale.name]
     assert sorted(os.listdir(tmp_path)) == sorted(d.name for d in (live, elsewhere, other))
+
+
+def test_a_forked_worker_is_not_its_namespaces_init_and_still_has_the_pid_layer():
+    """A worker forked from a zygote shares the zygote's PID namespace (the zygote is its PID 1):
+    the layer is whether its namespace is not the scorer's."""
+    iso = isolation_from_probe(dict(GOOD_PROBE, pid=3), PLAN)
+    assert iso.complete and iso.layers["pid_ns"] is True

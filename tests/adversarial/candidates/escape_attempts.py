@@ -75,17 +75,70 @@ def _block_devices():
         raise FileNotFoundError("no block device in /dev")
 
 
+def _state(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(line.split()[1] for line in f if line.startswith("State:"))
+
+
 def _signal_others():
+    # counted by effect: a process it stopped (a zombie accepts the signal and nothing happens)
     hit = 0
     for e in os.listdir("/proc"):
         if e.isdigit() and int(e) not in (os.getpid(), 1):
             try:
                 os.kill(int(e), signal.SIGSTOP)
-                hit += 1
-            except OSError:
+                time.sleep(0.01)
+                hit += _state(e) == "T"
+            except (OSError, StopIteration):
                 pass
     if hit == 0:
         raise ProcessLookupError("no other process visible")
+
+
+def _zygote():
+    # A forked worker's PID 1 is the zygote it was forked from (isolation/zygote.py), which
+    # forks this candidate's later processes; a fresh worker is PID 1 itself.
+    if os.getpid() == 1:
+        raise ProcessLookupError("no zygote: this worker is PID 1")
+    return 1
+
+
+def _zygote_memory():
+    os.open(f"/proc/{_zygote()}/mem", os.O_RDWR)
+
+
+def _stop_zygote():
+    pid = _zygote()
+    for sig in (signal.SIGSTOP, signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGHUP):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+    time.sleep(0.05)
+    if _state(pid) in ("S", "R"):
+        raise PermissionError("the zygote is still serving")
+
+
+def _plant_module():
+    # A writable directory on sys.path (the working directory `python -m` puts there is the
+    # private directory every process of this candidate shares): a module left there in process
+    # 0 would run in process 1's worker code before the candidate loads.
+    writable = [d for d in sys.path if d and os.path.isdir(d) and os.access(d, os.W_OK)]
+    if not writable:
+        raise PermissionError("no writable directory on sys.path")
+
+
+def _zygote_channel():
+    # any socket besides its own request channel could be the zygote's (ask it to fork more)
+    socks = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                socks.append(fd)
+        except OSError:   # the listing's own fd, closed by now
+            pass
+    if len(socks) <= 1:
+        raise PermissionError(f"{len(socks)} socket")
 
 
 def _scorer_memory():
@@ -142,7 +195,9 @@ for _name, _fn in [("read_home", _read_home), ("leave_cores", _leave_cores), ("w
                    ("network", _network), ("shared_tmp", _shared_tmp),
                    ("solution_from_git", _solution_from_git), ("solution_compiled", _solution_compiled),
                    ("solution_in_another_checkout", lambda: _read_solution(os.environ.get("PB_TEST_OTHER_COPY", ""))),
-                   ("block_devices", _block_devices), ("proc_sys", _proc_sys)]:
+                   ("block_devices", _block_devices), ("proc_sys", _proc_sys),
+                   ("zygote_memory", _zygote_memory), ("stop_zygote", _stop_zygote), ("zygote_channel", _zygote_channel),
+                   ("plant_module", _plant_module)]:
     attempt(_name, _fn)
 try:   # the cache is writable (torch's loader takes a lock there): the test checks where it went
     _poison_cache()

@@ -1,0 +1,167 @@
+"""The scorer's handle on a zygote (zygote.py): one warmed interpreter per side of a score,
+sandboxed exactly as a worker of that side would be, that forks a fresh worker for each process
+pair instead of the scorer starting a new interpreter (which imports torch again, ~1.5 s of CPU).
+
+    with ForkServer("candidate", untrusted=True, expose=...) as server:
+        server.start(timeout_s)
+        with WorkerClient("candidate", untrusted=True, server=server) as w:   # forked
+            ...
+
+A forked worker's isolation is probed and recorded like a spawned one's: same namespaces, view,
+uid and capabilities (the zygote's), and a cgroup of its own that it is moved into before the
+scorer sends it anything.  The zygote runs nothing of the task; a worker cannot reach it
+(docs/security.md, "Forked workers").
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from ..errors import CandidateRejected, EnvironmentUnavailable
+from .client import kill_group, read_tail, spawn
+from .cpu_threads import CpuThreading
+from .procfs import child_pids, host_pid_of, pid_alive
+from .sandbox import SandboxPlan, plan_forked, plan_sandbox
+from .zygote import MAX_MESSAGE
+
+
+class ForkServer:
+    """One zygote.  `label` names the side ("candidate", "baseline"); the other arguments are
+    WorkerClient's and apply to every worker it forks (`threading`: their cores and thread counts;
+    the zygote itself is not pinned, it only imports)."""
+
+    def __init__(self, label: str, *, untrusted: bool, sandbox: bool = True, hide: tuple[str, ...] = (),
+                 expose: tuple[str, ...] = (), threading: CpuThreading | None = None):
+        self.label, self.untrusted = label, untrusted
+        self.plan = (plan_sandbox(f"{label}-zygote", untrusted=untrusted, hide=hide, expose=expose) if sandbox
+                     else SandboxPlan(None, False, missing=("sandbox: switched off by the caller",)))
+        self._log_dir = Path(tempfile.mkdtemp(prefix="perfbench-worker-"))
+        self.log_path = self._log_dir / f"{label}-zygote.log"
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._chan = ours
+        self._started = time.perf_counter()
+        try:
+            self.proc = spawn("perfbench.isolation.zygote", [str(theirs.fileno())], self.plan, (theirs.fileno(),),
+                              self.log_path, threading)
+        except BaseException:
+            ours.close()
+            self._cleanup()
+            raise
+        finally:
+            theirs.close()
+        self.zygote_pid: int | None = None
+        self.startup_s: float | None = None
+        self.forks = 0
+
+    # -- the channel -------------------------------------------------------------------------------
+    def _ask(self, req: dict, timeout_s: float, fds: tuple[int, ...] = ()) -> dict:
+        try:
+            self._chan.settimeout(timeout_s)
+            socket.send_fds(self._chan, [json.dumps(req).encode()], list(fds))
+            reply = json.loads(self._chan.recv(MAX_MESSAGE) or b"null")
+        except (OSError, ValueError) as exc:   # (socket.timeout is an OSError)
+            raise self._lost(f"'{req['op']}' failed: {exc}") from None
+        if not isinstance(reply, dict) or "error" in reply:
+            raise self._lost(f"'{req['op']}' answered {reply!r}")
+        return reply
+
+    def _lost(self, what: str) -> Exception:
+        """The zygote stopped answering.  Before any worker ran it is the machine's problem; after,
+        the workers it forked are the only processes that could have reached it."""
+        said = self.log_tail(300).strip().splitlines()
+        msg = f"{self.label}'s fork server {what}" + (f"; last output: {said[-1][:200]}" if said else "")
+        if not self.forks:
+            return EnvironmentUnavailable(msg)
+        return CandidateRejected("candidate.crashed" if self.untrusted else "tamper.baseline_interference", msg)
+
+    def start(self, timeout_s: float) -> None:
+        """Wait until the zygote has imported what workers import; find its pid here."""
+        self._ask({"op": "ping"}, timeout_s)
+        self.startup_s = time.perf_counter() - self._started
+        # The zygote itself: the Popen child when it exec'd straight into Python, else the one
+        # child `unshare --fork` made.
+        kids = child_pids(self.proc.pid)
+        self.zygote_pid = kids[0] if self.plan.namespaces and len(kids) == 1 else self.proc.pid
+
+    # -- workers -----------------------------------------------------------------------------------
+    def child_plan(self, label: str, cpus: tuple[int, ...] | None) -> SandboxPlan:
+        return plan_forked(self.plan, label, cpus)
+
+    def fork(self, plan: SandboxPlan, fds: tuple[int, ...], timeout_s: float = 30.0) -> "ForkedProcess":
+        """A new worker serving on fds[0] (then its two arenas and its log); in `plan`'s cgroup
+        before the caller can send it anything."""
+        if self.zygote_pid is None:
+            raise RuntimeError("ForkServer.start() first")
+        ns_pid = int(self._ask({"op": "fork"}, timeout_s, fds)["pid"])
+        self.forks += 1
+        pid = host_pid_of(ns_pid, self.zygote_pid) if self.plan.namespaces else ns_pid
+        if pid is None:
+            raise self._lost(f"forked pid {ns_pid}, which is not its child")
+        if plan.cgroup is not None:
+            plan.cgroup.adopt(pid)
+        return ForkedProcess(self, pid, ns_pid)
+
+    def wait_child(self, ns_pid: int, timeout_s: float) -> int | None:
+        """The exit code of a worker it forked (as Popen.returncode), or None if still running."""
+        if self.proc.poll() is not None:   # the zygote is gone, and a namespace's processes with it
+            return -signal.SIGKILL
+        reply = self._ask({"op": "wait", "pid": ns_pid, "timeout_s": timeout_s}, timeout_s + 10)
+        return reply.get("code")
+
+    # -- lifetime ----------------------------------------------------------------------------------
+    def log_tail(self, limit: int = 4000) -> str:
+        return read_tail(self.log_path, limit)
+
+    def _cleanup(self) -> None:
+        self.plan.remove()
+        shutil.rmtree(self._log_dir, ignore_errors=True)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self._chan.settimeout(2)
+                self._chan.send(json.dumps({"op": "exit"}).encode())
+            except OSError:
+                pass
+        kill_group(self.plan, self.proc)
+        self._chan.close()
+        self._cleanup()
+
+    def __enter__(self) -> "ForkServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ForkedProcess:
+    """A worker the zygote forked, with the part of `subprocess.Popen` WorkerClient uses (the
+    scorer is not its parent: the zygote reaps it and reports how it ended)."""
+
+    def __init__(self, server: ForkServer, pid: int, ns_pid: int):
+        self.server, self.pid, self.ns_pid = server, pid, ns_pid
+        self.returncode: int | None = None
+
+    def _ended(self, timeout_s: float) -> int | None:
+        try:
+            return self.server.wait_child(self.ns_pid, timeout_s)
+        except (EnvironmentUnavailable, CandidateRejected):   # the zygote is gone: so is its child
+            return None if pid_alive(self.pid) else -signal.SIGKILL
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self._ended(0.0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.returncode = self._ended(3600.0 if timeout is None else timeout)
+        if self.returncode is None:
+            raise subprocess.TimeoutExpired(f"forked worker {self.pid}", timeout)
+        return self.returncode

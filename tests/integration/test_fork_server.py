@@ -1,0 +1,103 @@
+"""Workers forked from a warmed zygote (isolation/zygote.py, fork_server.py): each in the zygote's
+sandbox with a cgroup of its own, how they end reported as for a spawned worker, and a zygote
+that fails blamed on the machine before any worker ran, on the workers after."""
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfbench.errors import CandidateRejected, EnvironmentUnavailable
+from perfbench.isolation import fork_server
+from perfbench.isolation.client import WorkerClient
+from perfbench.isolation.cpu_threads import CpuThreading
+from perfbench.isolation.fork_server import ForkServer
+from perfbench.isolation.sandbox import plan_sandbox
+
+THREADS = CpuThreading.for_task(1)
+
+
+def _can_sandbox() -> bool:
+    plan = plan_sandbox("probe", untrusted=True)
+    plan.remove()
+    return not plan.missing
+
+
+@pytest.fixture
+def server():
+    with ForkServer("candidate", untrusted=True, threading=THREADS) as s:
+        s.start(120)
+        yield s
+
+
+def test_forked_workers_are_sandboxed_each_in_a_cgroup_of_its_own(server):
+    if not _can_sandbox():
+        pytest.skip("this machine cannot sandbox")
+    seen = []
+    for _ in range(2):
+        with WorkerClient("candidate", untrusted=True, server=server, threading=THREADS) as w:
+            iso = w.start(30)
+            assert iso.complete and iso.missing == (), iso.missing
+            assert iso.details["probe"]["pid"] != 1 and iso.details["probe"]["pid_ns_differs"]
+            seen.append((w.worker_pid, w.plan.cgroup.name))
+            w.freeze()
+            assert w.cpu_seconds() is not None
+        assert w.plan.cgroup.pids() == []   # killed with its cgroup at close
+    (pid_a, cg_a), (pid_b, cg_b) = seen
+    assert pid_a != pid_b and cg_a != cg_b and server.plan.cgroup.name not in (cg_a, cg_b)
+    assert server.proc.poll() is None    # the zygote serves on
+    assert server.plan.private_dir and os.path.isdir(server.plan.private_dir)   # shared, kept until the zygote goes
+
+
+def test_a_forked_worker_killed_by_a_signal_is_reported_as_crashed(server):
+    with WorkerClient("candidate", untrusted=True, server=server, threading=THREADS) as w:
+        w.start(30)
+        os.kill(w.worker_pid, signal.SIGSEGV)
+        with pytest.raises(CandidateRejected) as exc:
+            w.request("ping", 10)
+    assert exc.value.reason == "candidate.crashed" and "SIGSEGV" in exc.value.message, exc.value
+
+
+def test_exit_status_through_a_real_candidate(tmp_path):
+    """A candidate that exits with status 3 at load: `candidate.exited (status 3)`, as from a fresh
+    interpreter."""
+    from perfbench.pipeline.score import ScoreConfig, score
+    from perfbench.timing.sampler import SamplerConfig
+
+    fix = Path(__file__).resolve().parents[1] / "fixtures"
+    cfg = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), processes=1)
+    r = score(fix / "tiny_task", fix / "candidates" / "exits.py", cfg)
+    assert [x.code for x in r.reasons] == ["candidate.exited"], r.reasons
+    assert "status 3" in r.reasons[0].message and r.isolation["zygote_startup_ms"] > 0
+
+
+def test_a_zygote_that_never_starts_is_the_machines_problem(monkeypatch):
+    real = fork_server.spawn
+    monkeypatch.setattr(fork_server, "spawn",
+                        lambda module, *a, **k: real("perfbench.no_such_module", *a, **k))
+    with ForkServer("candidate", untrusted=True, sandbox=False) as s:
+        with pytest.raises(EnvironmentUnavailable, match="candidate's fork server"):
+            s.start(30)
+
+
+def test_a_zygote_gone_after_a_fork_is_blamed_on_its_workers(server):
+    with WorkerClient("candidate", untrusted=True, server=server, threading=THREADS) as w:
+        w.start(30)
+    os.kill(server.zygote_pid, signal.SIGKILL)
+    server.proc.wait(10)
+    with pytest.raises(CandidateRejected) as exc:
+        WorkerClient("candidate", untrusted=True, server=server, threading=THREADS)
+    assert exc.value.reason == "candidate.crashed" and "fork server" in exc.value.message
+
+
+def test_fresh_workers_on_request(tmp_path):
+    """`--fresh-workers`: every worker a new interpreter (no zygote in the verdict)."""
+    fix = Path(__file__).resolve().parents[1] / "fixtures"
+    proc = subprocess.run([sys.executable, "-m", "perfbench.cli", "score", str(fix / "tiny_task"),
+                           str(fix / "candidates" / "honest_fast.py"), "--fresh-workers", "--processes", "1",
+                           "--pairs", "6", "--max-pairs", "6", "--json", "--quiet"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert '"zygote_startup_ms"' not in proc.stdout and '"verdict": "scored"' in proc.stdout
