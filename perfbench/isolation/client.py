@@ -62,6 +62,13 @@ def spawn(module: str, args: list[str], plan: SandboxPlan, pass_fds: tuple[int, 
                                 env=plan.env(threading.env(env) if threading is not None else env))
 
 
+def interpreter_pid(spawned: int, plan: SandboxPlan) -> int:
+    """The Python interpreter `spawn` started: the spawned process when it exec'd straight into
+    Python, else the one child `unshare --fork` made (PID 1 of the new namespace)."""
+    kids = child_pids(spawned) if plan.namespaces else []
+    return kids[0] if len(kids) == 1 else spawned
+
+
 def read_tail(path: Path, limit: int) -> str:
     """The last `limit` bytes of a log: only the tail (a candidate can make its log as large as
     the file-size bound)."""
@@ -157,10 +164,8 @@ class WorkerClient:
         header, _ = self.request("probe", timeout_s)
         probe = header.get("probe") if isinstance(header.get("probe"), dict) else {}
         self.isolation = isolation_from_probe(probe, self.plan)
-        # The interpreter itself (its memory holds the outputs the scorer reads): the Popen child
-        # when it exec'd straight into Python, else the one child `unshare --fork` made.
-        kids = [] if self.forked else child_pids(self.proc.pid)
-        self.worker_pid = kids[0] if self.plan.namespaces and len(kids) == 1 else self.proc.pid
+        # The interpreter itself (its memory holds the outputs the scorer reads).
+        self.worker_pid = self.proc.pid if self.forked else interpreter_pid(self.proc.pid, self.plan)
         return self.isolation
 
     # -- the cgroup ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ scorer sends it anything.  The zygote runs nothing of the task; a worker cannot 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import signal
@@ -24,9 +25,9 @@ import time
 from pathlib import Path
 
 from ..errors import CandidateRejected, EnvironmentUnavailable
-from .client import kill_group, read_tail, spawn
+from .client import interpreter_pid, kill_group, read_tail, spawn
 from .cpu_threads import CpuThreading
-from .procfs import child_pids, host_pid_of, pid_alive
+from .procfs import host_pid_of, pid_alive
 from .sandbox import SandboxPlan, plan_forked, plan_sandbox
 from .zygote import MAX_MESSAGE
 
@@ -84,10 +85,7 @@ class ForkServer:
         """Wait until the zygote has imported what workers import; find its pid here."""
         self._ask({"op": "ping"}, timeout_s)
         self.startup_s = time.perf_counter() - self._started
-        # The zygote itself: the Popen child when it exec'd straight into Python, else the one
-        # child `unshare --fork` made.
-        kids = child_pids(self.proc.pid)
-        self.zygote_pid = kids[0] if self.plan.namespaces and len(kids) == 1 else self.proc.pid
+        self.zygote_pid = interpreter_pid(self.proc.pid, self.plan)
 
     # -- workers -----------------------------------------------------------------------------------
     def child_plan(self, label: str, cpus: tuple[int, ...] | None) -> SandboxPlan:
@@ -124,11 +122,9 @@ class ForkServer:
 
     def close(self) -> None:
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(OSError):
                 self._chan.settimeout(2)
                 self._chan.send(json.dumps({"op": "exit"}).encode())
-            except OSError:
-                pass
         kill_group(self.plan, self.proc)
         self._chan.close()
         self._cleanup()

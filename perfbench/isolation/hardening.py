@@ -44,16 +44,27 @@ def _bound_file_sizes() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
 
 
+def _prctl(option: int, value: int) -> bool:
+    """prctl(option, value); True if it took effect (Linux/glibc)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def set_dumpable(value: int) -> bool:
+    """PR_SET_DUMPABLE: 0 closes this process's memory (/proc/<pid>/mem, ptrace, pidfd_getfd) to
+    every process without CAP_SYS_PTRACE, same uid included."""
+    return _prctl(4, value)
+
+
 def adopt_orphans() -> None:
     """PR_SET_CHILD_SUBREAPER: whatever the candidate double-forks is re-parented to this worker
     when its parent exits (not to the zygote, or the host's init), so the child-process
     tripwire sees it.  (A fresh sandboxed worker is its PID namespace's init, which does this.)"""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    _prctl(36, 1)
 
 
 def drop_working_directory_from_path() -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .cgroup import WorkerCgroup, create_worker_cgroup
+from .hardening import set_dumpable
 from .procfs import owner_gone, owner_tag
 from .worker_view import WorkerView, plan_view, root_script, setpriv_user_args, under
 
@@ -329,10 +330,4 @@ def scorer_namespace_env() -> dict[str, str]:
 def make_nondumpable() -> bool:
     """PR_SET_DUMPABLE 0 on the scorer: no core dumps, and /proc/<pid>/mem of the scorer is
     closed to processes of the same uid that lack CAP_SYS_PTRACE.  True if it took effect."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(4, 0, 0, 0, 0) == 0   # PR_SET_DUMPABLE
-    except (OSError, AttributeError):
-        return False
+    return set_dumpable(0)

@@ -20,6 +20,7 @@ so a worker of the same uid can neither read its memory nor stop it.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -33,15 +34,6 @@ MAX_MESSAGE = 4096
 WARM_IMPORTS = ("multiprocessing.connection", "torch", "perfbench.isolation.protocol", "perfbench.isolation.sandbox",
                 "perfbench.isolation.worker", "perfbench.errors", "perfbench.loading")
 FORK_FDS = 4   # the worker's socket, input arena, output table, log file
-
-
-def _set_dumpable(value: int) -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(4, value, 0, 0, 0)   # PR_SET_DUMPABLE
-    except (OSError, AttributeError):
-        pass
 
 
 class _Zygote:
@@ -90,8 +82,9 @@ class _Zygote:
             os.setsid()   # its own session and process group, as a spawned worker's
             for sig, handler in self.handlers.items():   # as a fresh interpreter has them
                 signal.signal(sig, handler)
-            _set_dumpable(1)   # as any process: the scorer reads its outputs from its memory
-            from .hardening import close_other_fds
+            from .hardening import close_other_fds, set_dumpable
+
+            set_dumpable(1)   # as any process: the scorer reads its outputs from its memory
             from .worker import serve
 
             close_other_fds({conn_fd, in_fd, tab_fd})
@@ -103,10 +96,8 @@ class _Zygote:
             traceback.print_exc()
         finally:
             for stream in (sys.stdout, sys.stderr):
-                try:
+                with contextlib.suppress(Exception):
                     stream.flush()
-                except Exception:  # noqa: BLE001
-                    pass
             os._exit(code)
 
     def serve(self) -> None:
@@ -142,10 +133,10 @@ _IGNORED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal
 
 
 def main(fd: int) -> None:
-    from .hardening import harden_process
+    from .hardening import harden_process, set_dumpable
 
     harden_process({fd})   # inherited by every worker it forks
-    _set_dumpable(0)
+    set_dumpable(0)
     handlers = {sig: signal.getsignal(sig) for sig in _IGNORED}
     for sig in _IGNORED:
         signal.signal(sig, signal.SIG_IGN)

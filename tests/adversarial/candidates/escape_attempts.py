@@ -119,6 +119,19 @@ def _stop_zygote():
         raise PermissionError("the zygote is still serving")
 
 
+def _steal_zygote_fd():
+    # pidfd_getfd: copy the zygote's request channel (or any fd of it) into this process
+    import ctypes
+
+    pidfd = os.pidfd_open(_zygote())
+    libc = ctypes.CDLL(None, use_errno=True)
+    for target in range(3, 16):
+        fd = libc.syscall(438, pidfd, target, 0)   # SYS_pidfd_getfd
+        if fd >= 0:
+            return
+    raise PermissionError(os.strerror(ctypes.get_errno()))
+
+
 def _plant_module():
     # A writable directory on sys.path (the working directory `python -m` puts there is the
     # private directory every process of this candidate shares): a module left there in process
@@ -197,7 +210,7 @@ for _name, _fn in [("read_home", _read_home), ("leave_cores", _leave_cores), ("w
                    ("solution_in_another_checkout", lambda: _read_solution(os.environ.get("PB_TEST_OTHER_COPY", ""))),
                    ("block_devices", _block_devices), ("proc_sys", _proc_sys),
                    ("zygote_memory", _zygote_memory), ("stop_zygote", _stop_zygote), ("zygote_channel", _zygote_channel),
-                   ("plant_module", _plant_module)]:
+                   ("steal_zygote_fd", _steal_zygote_fd), ("plant_module", _plant_module)]:
     attempt(_name, _fn)
 try:   # the cache is writable (torch's loader takes a lock there): the test checks where it went
     _poison_cache()
