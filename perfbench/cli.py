@@ -151,7 +151,8 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--require-sandbox", is_flag=True,
               help="Refuse to score (exit 2) unless every sandbox layer is active around the candidate.")
 @click.option("--timeout", type=float, default=60.0, show_default=True,
-              help="Seconds one candidate call (or one timed block) may take before it is killed.")
+              help="Seconds one candidate call (or one timed block) may take before it is killed; the "
+                   "first call includes any compiling on first use (Triton, torch.compile).")
 @click.option("--fresh-workers", is_flag=True,
               help="CPU: start every worker as a new interpreter instead of forking it from a warmed, "
                    "sandboxed zygote (slower; the default forks).")

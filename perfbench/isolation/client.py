@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -28,7 +27,7 @@ from .arena import SharedArena
 from .cpu_threads import WAIT_VARS, CpuThreading
 from .procfs import child_pids, session_cpu_seconds, session_pids
 from .protocol import ProtocolError, recv
-from .sandbox import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, scorer_namespace_env
+from .sandbox import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, scorer_namespace_env, worker_log_dir
 
 if TYPE_CHECKING:
     from .fork_server import ForkServer
@@ -112,7 +111,7 @@ class WorkerClient:
         self.label = label
         self.untrusted = untrusted
         self._owns_log_dir = log_dir is None   # removed at close: thousands of scores leave no trace
-        self._log_dir = log_dir or Path(tempfile.mkdtemp(prefix="perfbench-worker-"))
+        self._log_dir = log_dir or worker_log_dir()
         self.log_path = self._log_dir / f"{label}.log"
         cpus = threading.cpus if threading is not None else None
         if server is not None:
@@ -140,6 +139,8 @@ class WorkerClient:
             self.input_arena.close()
             self.output_table.close()
             self.plan.remove()
+            if self._owns_log_dir:   # no object is returned whose close() would remove it
+                shutil.rmtree(self._log_dir, ignore_errors=True)
             raise
         finally:
             theirs.close()

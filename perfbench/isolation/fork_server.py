@@ -20,15 +20,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 from ..errors import CandidateRejected, EnvironmentUnavailable
 from .client import interpreter_pid, kill_group, read_tail, spawn
 from .cpu_threads import CpuThreading
 from .procfs import host_pid_of, pid_alive
-from .sandbox import SandboxPlan, plan_forked, plan_sandbox
+from .sandbox import SandboxPlan, plan_forked, plan_sandbox, worker_log_dir
 from .zygote import MAX_MESSAGE
 
 
@@ -42,7 +40,7 @@ class ForkServer:
         self.label, self.untrusted = label, untrusted
         self.plan = (plan_sandbox(f"{label}-zygote", untrusted=untrusted, hide=hide, expose=expose) if sandbox
                      else SandboxPlan(None, False, missing=("sandbox: switched off by the caller",)))
-        self._log_dir = Path(tempfile.mkdtemp(prefix="perfbench-worker-"))
+        self._log_dir = worker_log_dir()
         self.log_path = self._log_dir / f"{label}-zygote.log"
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._chan = ours

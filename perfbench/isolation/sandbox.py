@@ -131,15 +131,17 @@ def _tool(name: str) -> str | None:
 
 
 # perfbench-sandbox-<label>-<scorer's pid namespace>-<scorer pid>-<mkdtemp's 8 characters>
-_PRIVATE_NAME = re.compile(r"^perfbench-sandbox-.+-(\d+)-(\d+)-[a-z0-9_]{8}$")
+# A sandbox's private directory, or a worker's log directory: both named with their scorer's owner tag.
+_PRIVATE_NAME = re.compile(r"^perfbench-(?:sandbox-.+|worker)-(\d+)-(\d+)-[a-z0-9_]{8}$")
 
 
 def sweep_stale_private_dirs(parent: str) -> list[str]:
-    """Remove the private directories under `parent` whose scorer is gone (killed before it could
-    clean up; the overlay copies of the extension cache in them are megabytes).  Returns them."""
+    """Remove the private and log directories under `parent` whose scorer is gone (killed before
+    it could clean up; the overlay copies of the extension cache in them are megabytes).  Returns
+    them."""
     removed = []
     try:
-        names = [n for n in os.listdir(parent) if n.startswith("perfbench-sandbox-")]
+        names = [n for n in os.listdir(parent) if n.startswith(("perfbench-sandbox-", "perfbench-worker-"))]
     except OSError:
         return removed
     for name in names:
@@ -148,6 +150,14 @@ def sweep_stale_private_dirs(parent: str) -> list[str]:
             shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
             removed.append(name)
     return removed
+
+
+def worker_log_dir() -> Path:
+    """A fresh directory for a worker's (or a zygote's) log, in the temp directory, named with
+    this scorer's owner tag so that a later scorer removes it should this one be killed first."""
+    parent = tempfile.gettempdir()
+    sweep_stale_private_dirs(parent)
+    return Path(tempfile.mkdtemp(prefix=f"perfbench-worker-{owner_tag()}-", dir=parent))
 
 
 def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), expose: tuple[str, ...] = (),

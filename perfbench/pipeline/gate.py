@@ -39,40 +39,47 @@ def load_side(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg
 
 def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s: float) -> tuple[int, list[Failure]]:
     """Run the candidate on every size with fresh seeds, twice per input set (one call per
-    poison pattern); compare in this process."""
+    poison pattern); compare in this process.
+
+    One call per request, so a call that hangs is killed after `timeout_s`, as `--timeout`
+    promises, not after that times the number of calls.  The first call gets no more: it
+    includes any compiling on first use (Triton, torch.compile), which `--timeout` must allow."""
     spec = program.spec
     tol = task_tolerance(spec)
     checks = 0
-    runs = len(POISON_PATTERNS)
     for size in spec.sizes:
         # The scorer's own inputs and expected outputs, made once: they also size the poison.
         inputs = [program.make_inputs(seed, size) for seed in seeds]
         # (reference, float64 oracle) per input set: computed once for the calls that share it.
         expected = [(program.reference(x), program.oracle(x)) for x in inputs]
         poison_bytes = sum(t.numel() * t.element_size() for t in expected[0][0] if hasattr(t, "numel"))
-        header, blobs = client.request("check", timeout_s * len(seeds) * runs, seeds=seeds, size=size,
-                                       poison_bytes=poison_bytes, poisons=list(POISON_PATTERNS))
-        pos = 0
-        try:
-            results = header["results"]
-            if not isinstance(results, list) or len(results) != len(seeds) * runs:
-                raise ProtocolError(f"{len(results)} results for {len(seeds) * runs} calls")
-            for j, (x, ref) in enumerate(zip(inputs, expected, strict=True)):
-                calls = []
-                for res in results[j * runs:(j + 1) * runs]:
-                    n_out, n_in = len(res["outputs"]), len(res["inputs"])
-                    outs = decode_values(res["outputs"], blobs[pos:pos + n_out])
-                    ins = decode_values(res["inputs"], blobs[pos + n_out:pos + n_out + n_in])
-                    pos += n_out + n_in
+        for seed, x, ref in zip(seeds, inputs, expected, strict=True):
+            calls = []
+            for pattern in POISON_PATTERNS:
+                header, blobs = client.request("check", timeout_s, seeds=[seed], size=size,
+                                               poison_bytes=poison_bytes, poisons=[pattern])
+                try:
+                    outs, ins = _one_call(header, blobs)
                     calls.append((outs, verify_call(program, x, outs, ins, tol, expected=ref)))
-                differ = any(outputs_differ(calls[0][0], outs) for outs, _ in calls[1:])
-                fails = judge_repeated_call([f for _, f in calls], differ)
-                checks += 1
-                if fails:
-                    return checks, [Failure(f.reason, f"size {size!r}: {f.message}") for f in fails]
-        except (KeyError, TypeError, ValueError, ProtocolError) as exc:
-            raise CandidateRejected("tamper.protocol", f"{client.label}: bad check reply: {exc}") from None
+                except (KeyError, TypeError, ValueError, ProtocolError) as exc:
+                    raise CandidateRejected("tamper.protocol", f"{client.label}: bad check reply: {exc}") from None
+            differ = any(outputs_differ(calls[0][0], outs) for outs, _ in calls[1:])
+            fails = judge_repeated_call([f for _, f in calls], differ)
+            checks += 1
+            if fails:
+                return checks, [Failure(f.reason, f"size {size!r}: {f.message}") for f in fails]
     return checks, []
+
+
+def _one_call(header: dict, blobs: list) -> tuple[list, list]:
+    """The outputs and inputs of the one call a `check` reply describes."""
+    results = header["results"]
+    if not isinstance(results, list) or len(results) != 1:
+        raise ProtocolError(f"{len(results)} results for 1 call")
+    n_out, n_in = len(results[0]["outputs"]), len(results[0]["inputs"])
+    if len(blobs) != n_out + n_in:
+        raise ProtocolError(f"{len(blobs)} buffers for {n_out} outputs and {n_in} inputs")
+    return decode_values(results[0]["outputs"], blobs[:n_out]), decode_values(results[0]["inputs"], blobs[n_out:])
 
 
 def candidate_files(spec: TaskSpec, cand_path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:

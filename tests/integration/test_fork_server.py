@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -87,9 +88,11 @@ def test_a_zygote_gone_after_a_fork_is_blamed_on_its_workers(server):
         w.start(30)
     os.kill(server.zygote_pid, signal.SIGKILL)
     server.proc.wait(10)
+    before = set(Path(tempfile.gettempdir()).glob("perfbench-worker-*"))
     with pytest.raises(CandidateRejected) as exc:
         WorkerClient("candidate", untrusted=True, server=server, threading=THREADS)
     assert exc.value.reason == "candidate.crashed" and "fork server" in exc.value.message
+    assert set(Path(tempfile.gettempdir()).glob("perfbench-worker-*")) == before   # its log directory removed
 
 
 def test_fresh_workers_on_request(tmp_path):

@@ -132,6 +132,27 @@ def test_private_directories_of_a_killed_scorer_are_swept(tmp_path):
     assert sorted(os.listdir(tmp_path)) == sorted(d.name for d in (live, elsewhere, other))
 
 
+def test_a_killed_scorers_worker_logs_are_swept_by_the_next(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from perfbench.isolation.procfs import owner_tag, pid_namespace
+    from perfbench.isolation.sandbox import worker_log_dir
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    stale = tmp_path / f"perfbench-worker-{pid_namespace()}-{dead.pid}-k2_x9abc"
+    stale.mkdir()
+    (stale / "candidate.log").write_text("left by a scorer killed before it cleaned up")
+    mine = worker_log_dir()
+    assert mine.parent == tmp_path and mine.name.startswith(f"perfbench-worker-{owner_tag()}-")
+    assert os.listdir(tmp_path) == [mine.name]
+    assert worker_log_dir() != mine and mine.is_dir()   # a live owner's directory is kept
+
+
 def test_a_forked_worker_is_not_its_namespaces_init_and_still_has_the_pid_layer():
     """A worker forked from a zygote shares the zygote's PID namespace (the zygote is its PID 1):
     the layer is whether its namespace is not the scorer's."""
