@@ -15,6 +15,18 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def _ops(value: str) -> list[str]:
+    """--ops: a comma list in which `einsum:EXPR` keeps the commas of its expression
+    ("spmv,einsum:ij,jk->ik,spmm" is spmv, einsum:ij,jk->ik and spmm)."""
+    ops: list[str] = []
+    for part in _csv(value):
+        if ops and ops[-1].startswith("einsum:") and "->" not in ops[-1]:
+            ops[-1] += "," + part
+        else:
+            ops.append(part)
+    return ops
+
+
 def _shape(value: str) -> tuple[int, int, int]:
     try:
         dims = tuple(int(v) for v in value.lower().replace("x", ",").split(","))
@@ -65,7 +77,9 @@ def scorch() -> None:
 
 
 @scorch.command("compare")
-@click.option("--ops", default="spmv,spmm", show_default=True, help="Comma list: spmv, spmm (spmspm, sddmm: PyTorch variants only).")
+@click.option("--ops", default="spmv,spmm", show_default=True,
+              help="Comma list: spmv, spmm, spmspm, sddmm, einsum:EXPR (e.g. einsum:ij,jk->ik; the first operand "
+                   "is the sparse one, its indices sized M, K, N in order of appearance).")
 @click.option("--formats", default="csr", show_default=True, help="Comma list of sparse-operand formats: dense, csr, coo, dcsr.")
 @click.option("--density", "densities", default="0.01", show_default=True, help="Comma list of nonzero fractions.")
 @click.option("--shape", "shapes", default=("2048,2048,64",), show_default=True, multiple=True,
@@ -113,7 +127,7 @@ def scorch_compare(ops, formats, densities, shapes, patterns, seed, baseline, va
         scorch_module()   # absent: one line and exit 3, before any case is built
     try:
         cases = [SparseCase(op, fmt, float(d), _shape(shape), pattern, seed, dtype)
-                 for op in _csv(ops) for fmt in _csv(formats) for d in _csv(densities)
+                 for op in _ops(ops) for fmt in _csv(formats) for d in _csv(densities)
                  for shape in shapes for pattern in _csv(patterns)]
     except (CaseError, ValueError) as exc:
         raise UsageError(str(exc)) from None

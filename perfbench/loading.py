@@ -40,10 +40,19 @@ def _user_frame(exc: BaseException, path: Path | None) -> str | None:
     return where
 
 
+def compiler_diagnostic(text: str) -> str | None:
+    """The first compiler error in a build log ("main.cpp:12:5: error: ..."), or None."""
+    return next((ln.strip()[:300] for ln in text.splitlines() if ": error:" in ln or ": fatal error:" in ln), None)
+
+
 def describe_exception(exc: BaseException, path: Path | None = None) -> str:
-    """'ValueError: boom at file.py:12': one line, whatever the exception's message holds."""
+    """'ValueError: boom at file.py:12': one line, whatever the exception's message holds.  A
+    failed C++ build (torch's load_inline) says its first compiler error, not the ninja command."""
     text = str(exc).strip()
     msg = text.splitlines()[0] if text else ""
+    diagnostic = compiler_diagnostic(text)
+    if diagnostic and diagnostic not in msg:
+        msg = f"{msg.split(':')[0]}: {diagnostic}"
     where = _user_frame(exc, path)
     return f"{type(exc).__name__}{': ' + msg if msg else ''}{' at ' + where if where else ''}"
 

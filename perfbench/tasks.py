@@ -26,7 +26,7 @@ FORMAT_KERNELBENCH = "kernelbench"
 DEFAULT_CPU_THREADS = 1
 OMP_WAIT_POLICIES = ("active", "passive")
 # What a task's solution is written in (task.toml `family`): how `perfbench tasks list` groups them.
-FAMILIES = ("python", "cpu-cpp", "triton", "cuda-cpp")
+FAMILIES = ("python", "cpu-cpp", "triton", "cuda-cpp", "scorch")
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class TaskSpec:
     threads: int = DEFAULT_CPU_THREADS       # [cpu] threads: both sides, CPU tasks
     omp_wait_policy: str | None = None       # [cpu] omp_wait_policy; None: the runtime's default
     shared: tuple[str, ...] = ()             # [sandbox] shared: files a candidate may read besides its own
+    packages: tuple[str, ...] = ()           # [sandbox] packages: installed packages shown with their source tree
     family: str = "python"                   # what the solution is written in (FAMILIES)
     timing_mode: str = "events"              # [timing] mode: CUDA events | graph | auto (timing/cuda.py)
 
@@ -68,7 +69,7 @@ class TaskSpec:
                 "atol": self.atol, "min_pairs": self.min_pairs, "s_ref_default": self.s_ref_default,
                 "overrides": dict(self.overrides), "threads": self.threads,
                 "omp_wait_policy": self.omp_wait_policy, "shared": list(self.shared), "family": self.family,
-                "timing_mode": self.timing_mode}
+                "timing_mode": self.timing_mode, "packages": list(self.packages)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
@@ -76,6 +77,7 @@ class TaskSpec:
         d["root"] = Path(d["root"])
         d["sizes"] = tuple(d["sizes"])
         d["shared"] = tuple(d.get("shared", ()))
+        d["packages"] = tuple(d.get("packages", ()))
         return cls(**d)
 
 
@@ -147,6 +149,11 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         if target is None or not target.exists():
             raise UsageError(f"{where}: [sandbox] shared entry {entry!r} does not exist (paths are relative to the task)")
         shared_paths.append(str(target))
+    # Installed packages the candidate imports whose source tree they read at run time (a
+    # compiler's headers: Scorch), shown whole; resolved per machine when the sandbox is planned.
+    packages = _field(sandbox, "packages", list, where + " [sandbox]", [])
+    if not all(isinstance(name, str) and name.isidentifier() for name in packages):
+        raise UsageError(f"{where}: [sandbox] packages must be a list of importable package names, got {packages!r}")
     spec = TaskSpec(
         root=p.resolve(), format=FORMAT_DIR, name=_field(doc, "name", str, where, p.name), kind=kind,
         device=device, entry_point=_field(doc, "entry_point", str, where, "kernel"),
@@ -155,7 +162,8 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         atol=_field(tol, "atol", (int, float), where + " [tolerance]", None),
         min_pairs=_field(timing, "pairs", int, where + " [timing]", 10),
         s_ref_default=float(s_ref) if s_ref is not None else None, threads=threads,
-        omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths), family=family,
+        omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths), packages=tuple(packages),
+        family=family,
         timing_mode=timing_mode)
     required = ["reference", "baseline", "inputs", "solution"] if kind == "perf" else ["solution"]
     for role in required:

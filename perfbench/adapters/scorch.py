@@ -20,12 +20,11 @@ import torch
 from pathlib import Path
 
 from ..errors import EnvironmentUnavailable, UsageError
-from ..sparse.cases import NotApplicable, torch_layout
+from ..sparse.cases import NotApplicable, SparseCase, output_shape, torch_layout
 
-# op -> (einsum expression, output format).  Dense outputs: what the dense gate compares.
-EXPRESSIONS = {"spmv": ("ij,j->i", "d"), "spmm": ("ij,jk->ik", "dd")}
-# Formats Scorch's from_torch reads from torch's layouts without a conversion kernel.
-FORMATS = ("dense", "csr", "coo")
+# The sparse operands' formats: dense, CSR and COO as Scorch's from_torch reads them from torch's
+# layouts; DCSR (compressed rows of compressed columns) built from the CSR arrays (`_dcsr`).
+FORMATS = ("dense", "csr", "coo", "dcsr")
 
 
 class ScorchCompileError(Exception):
@@ -83,27 +82,48 @@ def build_native(checkout: Path, say) -> None:
         raise EnvironmentUnavailable(f"{checkout}: building scorch_ops failed: {first_error_line(done.stderr + done.stdout)}")
 
 
-def supports(op: str, fmt: str) -> bool:
-    return op in EXPRESSIONS and fmt in FORMATS
-
-
 def first_error_line(text: str) -> str:
     """The compiler's first diagnostic ("main.cpp:12:5: error: ..."), else the first line that
     mentions an error, else the first line."""
+    from ..loading import compiler_diagnostic
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return next((ln for ln in lines if ": error:" in ln or ": fatal error:" in ln),
-                next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "compile failed"))[:300]
+    return compiler_diagnostic(text) or next((ln for ln in lines if "error" in ln.lower()),
+                                             lines[0] if lines else "compile failed")[:300]
 
 
 def _stensors(scorch: Any, fmt: str, operands: dict[str, torch.Tensor], sparse: tuple[str, ...]) -> list[Any]:
-    return [scorch.from_torch(torch_layout(fmt, t) if name in sparse else t.contiguous()) for name, t in operands.items()]
+    # Named after the operands: Scorch names every tensor "tensor" by default, and two sparse
+    # operands of one kernel (spmspm) must not share their arrays' names in the generated code.
+    def one(name: str, t: torch.Tensor) -> Any:
+        if name not in sparse:
+            return scorch.from_torch(t.contiguous(), name)
+        if fmt == "dcsr":
+            return _dcsr(scorch, torch_layout("csr", t), name)
+        return scorch.from_torch(torch_layout(fmt, t), name)
+    return [one(name, t) for name, t in operands.items()]
 
 
-def prepare(op: str, fmt: str, operands: dict[str, torch.Tensor], sparse: tuple[str, ...]) -> tuple[Callable[[], torch.Tensor], float]:
-    """A callable computing the op with Scorch's compiled kernel on these operands, and the
-    seconds its first call (the compile) took."""
+def _dcsr(scorch: Any, csr: torch.Tensor, name: str) -> Any:
+    """A CSR matrix as Scorch's DCSR (both levels compressed): the rows that hold anything, and
+    their slices of the column indices (what TensorBench's dcsr operands are)."""
+    from scorch.format import LevelFormat, LevelType, TensorFormat
+    from scorch.storage import TensorIndex, TensorStorage
+
+    crow, col = csr.crow_indices(), csr.col_indices()
+    rows = torch.nonzero(crow[1:] > crow[:-1]).flatten().to(crow.dtype)
+    pos1 = torch.cat([crow[:1], crow[1:][rows]])
+    pos0 = torch.tensor([0, rows.numel()], dtype=crow.dtype)
+    index = TensorIndex(tensor_format=TensorFormat(level_formats=[LevelFormat(mode=LevelType.COMPRESSED),
+                                                                  LevelFormat(mode=LevelType.COMPRESSED)]),
+                        mode_indices=[[pos0, rows], [pos1, col]], mode_order=[0, 1])
+    return scorch.STensor(name=name, shape=tuple(csr.shape), storage=TensorStorage(index=index, value=csr.values()))
+
+
+def prepare(expr: str, fmt: str, operands: dict[str, torch.Tensor], sparse: tuple[str, ...]) -> tuple[Callable[[], torch.Tensor], float]:
+    """A callable computing einsum `expr` with Scorch's compiled kernel on these operands (dense
+    output, what the dense gate compares), and the seconds its first call (the compile) took."""
     scorch = scorch_module()
-    expr, out_fmt = EXPRESSIONS[op]
+    out_fmt = "d" * len(expr.split("->")[1])
     args = _stensors(scorch, fmt, operands, sparse)
 
     def run() -> torch.Tensor:
@@ -117,8 +137,7 @@ def prepare(op: str, fmt: str, operands: dict[str, torch.Tensor], sparse: tuple[
     return run, time.perf_counter() - start
 
 
-def prepare_schedule(path: str, op: str, fmt: str, operands: dict[str, torch.Tensor],
-                     sparse: tuple[str, ...]) -> tuple[Callable[[], torch.Tensor], float]:
+def prepare_schedule(path: str, case: SparseCase, operands: dict[str, torch.Tensor]) -> tuple[Callable[[], torch.Tensor], float]:
     """A hand schedule: the file at `path` defines `cin(op, fmt, dtype)` returning Scorch's CIN
     statement for the op (tensor variables named like the operands: A, x -> y; A, B -> C), or
     None where it has no schedule.  Lowered and compiled here (not through einsum, whose
@@ -129,6 +148,7 @@ def prepare_schedule(path: str, op: str, fmt: str, operands: dict[str, torch.Ten
     from scorch.compiler.codegen import LLIRLowerer
     from scorch.utils import PROJECT_ROOT_DIR, _kernel_name, _load_kernel, get_extra_cflags, get_extra_ldflags
 
+    op, fmt = case.op, case.fmt
     first = next(iter(operands.values()))
     stmt = get_callable(load_module(path), "cin", path)(op, fmt, first.dtype)
     if stmt is None:
@@ -142,9 +162,8 @@ def prepare_schedule(path: str, op: str, fmt: str, operands: dict[str, torch.Ten
     except Exception as exc:  # noqa: BLE001 - lowering and load_inline raise many kinds
         raise ScorchCompileError(first_error_line(str(exc)) or type(exc).__name__) from None
     compile_s = time.perf_counter() - start
-    tensors = _stensors(scorch, fmt, operands, sparse)
-    a = operands["A"]
-    out_shape = [a.shape[0]] if op == "spmv" else [a.shape[0], operands["B"].shape[1]]
+    tensors = _stensors(scorch, fmt, operands, case.sparse_operands)
+    out_shape = list(output_shape(case))
     args = [out_shape] + [x for t in tensors for x in (list(t.shape), t.index.mode_indices, t.values)]
 
     def run() -> torch.Tensor:

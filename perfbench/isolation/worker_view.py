@@ -105,6 +105,34 @@ def _interpreter_sys_path(executable: str, pythonpath: str) -> tuple[str, ...]:
         return tuple(sys.path)
 
 
+PROJECT_MARKERS = ("setup.py", "pyproject.toml")
+
+
+def package_source_tree(name: str, keep_out: tuple[str, ...]) -> str:
+    """The directory to show a worker for installed package `name`: the project it was installed
+    from (the nearest directory above the package holding setup.py or pyproject.toml: an editable
+    install reads its headers or kernels there, e.g. Scorch's csrc/), else the package itself.
+    Found without importing it.  Refused (UsageError) when that tree holds a path of `keep_out`
+    (the task, perfbench's checkout: their solutions must stay out of the worker's view)."""
+    import importlib.util
+
+    from ..errors import UsageError
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+        raise UsageError(f"[sandbox] packages: {name!r} is not installed here (or has no source files)")
+    package = os.path.dirname(os.path.realpath(spec.origin))
+    tree = package
+    if not {"site-packages", "dist-packages"} & set(Path(package).parts):   # installed from a source tree
+        tree = next((str(d) for d in Path(package).parents
+                     if d != Path("/") and any((d / marker).is_file() for marker in PROJECT_MARKERS)), package)
+    inside = [k for k in keep_out if under(os.path.realpath(k), tree)]
+    if inside:
+        raise UsageError(f"[sandbox] packages: {name!r} comes from {tree}, which holds {inside[0]}; a candidate "
+                         "may not see that: install the package from a checkout elsewhere")
+    return tree
+
+
 def needed_paths(extra: tuple[str, ...] = ()) -> list[str]:
     """Every path outside the system directories the worker reads to start and load: the
     interpreter, its libraries, the venv, perfbench, the CUDA toolkit, and `extra` (the task's

@@ -12,6 +12,7 @@ from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
 from ..isolation.protocol import ProtocolError, decode_values
+from ..isolation.worker_view import package_source_tree
 from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec
 from .config import ScoreConfig
@@ -85,7 +86,8 @@ def _one_call(header: dict, blobs: list) -> tuple[list, list]:
 def candidate_files(spec: TaskSpec, cand_path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(expose, hide) for the candidate's sandbox.  It sees the candidate, the task's own
     top-level files but the solution and the reference (unless one of them is the candidate),
-    and what the task shares (`[sandbox] shared`: kernel sources); not the task's subdirectories
+    what the task shares (`[sandbox] shared`: kernel sources) and the source trees of the packages
+    it names (`[sandbox] packages`: Scorch); not the task's subdirectories
     (`__pycache__` holds the solution compiled), not the rest of the repository.  `hide` covers
     the secret files should an exposed directory hold them after all."""
     cand = cand_path.resolve()
@@ -94,7 +96,9 @@ def candidate_files(spec: TaskSpec, cand_path: Path) -> tuple[tuple[str, ...], t
     secret = {spec.file(role).resolve() for role in ("solution", "reference")} - {cand}
     root = spec.root.resolve()
     task_files = sorted(str(f) for f in root.iterdir() if f.is_file() and f.resolve() not in secret)
-    return (str(cand), *task_files, *spec.shared), (*sorted(map(str, secret)), str(root / "__pycache__"))
+    keep_out = (str(root), str(Path(__file__).resolve().parents[2]))   # the task; perfbench's checkout
+    packages = tuple(package_source_tree(name, keep_out) for name in spec.packages)
+    return (str(cand), *task_files, *spec.shared, *packages), (*sorted(map(str, secret)), str(root / "__pycache__"))
 
 
 def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,

@@ -1,5 +1,8 @@
 """Sparse comparison cases: which operation, on which operand formats, with which sparsity.
 
+An operation is one of the named ones (spmv, spmm, spmspm, sddmm) or `einsum:EXPR`; each is an
+einsum expression over its operands (`SparseCase.expression`), which is how Scorch receives it.
+
 A `SparseCase` is a frozen spec; `operands(case)` draws its dense operands (seeded, with the
 sparsity pattern applied to the sparse ones) and `reference(case, operands)` computes the answer
 in float64 with dense PyTorch, the gate every variant (PyTorch's or Scorch's) must pass before
@@ -24,6 +27,7 @@ OPS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 FORMATS = ("dense", "csr", "dcsr", "coo")
 PATTERNS = ("uniform", "power_law", "banded", "empty_rows")
+EINSUM = "einsum:"   # op "einsum:EXPR", e.g. "einsum:ij,jk->ik": the first operand is the sparse one
 
 
 class CaseError(ValueError):
@@ -45,8 +49,10 @@ class SparseCase:
     dtype: str = "float32"
 
     def __post_init__(self) -> None:
-        if self.op not in OPS:
-            raise CaseError(f"op {self.op!r}: expected one of {', '.join(OPS)}")
+        if self.op.startswith(EINSUM):
+            einsum_terms(self.op[len(EINSUM):], self.fmt)   # raises CaseError naming what is wrong
+        elif self.op not in OPS:
+            raise CaseError(f"op {self.op!r}: expected one of {', '.join(OPS)} or einsum:EXPR")
         if self.fmt not in FORMATS:
             raise CaseError(f"format {self.fmt!r}: expected one of {', '.join(FORMATS)}")
         if self.pattern not in PATTERNS:
@@ -61,8 +67,61 @@ class SparseCase:
     @property
     def label(self) -> str:
         m, k, n = self.shape
-        dims = f"{m}x{k}" if self.op == "spmv" else f"{m}x{k}x{n}"
+        if self.op.startswith(EINSUM):
+            sizes = index_sizes(self)
+            dims = ",".join(f"{i}={sizes[i]}" for i in sizes)
+        else:
+            dims = f"{m}x{k}" if self.op == "spmv" else f"{m}x{k}x{n}"
         return f"{self.op} {self.fmt} d={self.density:g} {dims} {self.pattern}"
+
+    @property
+    def expression(self) -> str:
+        """The einsum form ("ij,jk->ik"), operands in `operands()` order."""
+        return self.op[len(EINSUM):] if self.op.startswith(EINSUM) else _EINSUM_OF[self.op]
+
+    @property
+    def sparse_operands(self) -> tuple[str, ...]:
+        return ("A",) if self.op.startswith(EINSUM) else OPS[self.op][1]
+
+    @property
+    def reduction_length(self) -> int:
+        """How many products each output element sums: the tolerance grows with it."""
+        inputs, out = self.expression.split("->")
+        sizes = index_sizes(self)
+        return math.prod(sizes[i] for i in dict.fromkeys(inputs.replace(",", "")) if i not in out)
+
+
+# The named ops as einsum expressions over their operands (A, x / A, B / S, A, B).
+_EINSUM_OF = {"spmv": "ij,j->i", "spmm": "ij,jk->ik", "spmspm": "ij,jk->ik", "sddmm": "ik,ij,jk->ik"}
+
+
+def einsum_terms(expr: str, fmt: str) -> tuple[list[str], str]:
+    """(input index strings, output index string) of an einsum expression, checked: letters only,
+    at most three distinct indices (sized m, k, n by first appearance), every output index in
+    some input, none repeated within a term, and a matrix first (the sparse operand)."""
+    inputs, arrow, out = expr.partition("->")
+    terms = inputs.split(",")
+    if not arrow or not all(terms) or not out:
+        raise CaseError(f"einsum {expr!r}: expected INPUTS->OUTPUT, e.g. ij,jk->ik (a non-scalar output)")
+    if not all(t.isalpha() and t.islower() and len(set(t)) == len(t) for t in (*terms, out)):
+        raise CaseError(f"einsum {expr!r}: each term is distinct lower-case index letters")
+    letters = dict.fromkeys("".join(terms))
+    if len(letters) > 3:
+        raise CaseError(f"einsum {expr!r}: at most three distinct indices (sized by --shape M,K,N)")
+    if not set(out) <= set(letters):
+        raise CaseError(f"einsum {expr!r}: output index not in any input")
+    if len(terms[0]) != 2:
+        raise CaseError(f"einsum {expr!r}: the first operand, the sparse one, must be a matrix (two indices)")
+    return terms, out
+
+
+def index_sizes(case: SparseCase) -> dict[str, int]:
+    """Each index letter's size.  The named ops: i=m, j=k (the summed index), k=n; einsum:EXPR:
+    m, k, n to its indices in order of first appearance."""
+    if not case.op.startswith(EINSUM):
+        return dict(zip("ijk", case.shape))
+    terms = case.expression.split("->")[0].split(",")
+    return dict(zip(dict.fromkeys("".join(terms)), case.shape))
 
 
 def sparsity_mask(rows: int, cols: int, density: float, pattern: str, rng: np.random.Generator) -> np.ndarray:
@@ -88,13 +147,25 @@ def sparsity_mask(rows: int, cols: int, density: float, pattern: str, rng: np.ra
     return mask
 
 
+def operand_shapes(case: SparseCase) -> dict[str, tuple[int, ...]]:
+    """Each operand's name and shape, in the expression's order: A, x (spmv); S, A, B (sddmm);
+    A, B (spmm, spmspm); A, B, C, ... (einsum:EXPR)."""
+    sizes = index_sizes(case)
+    terms = case.expression.split("->")[0].split(",")
+    names = {"spmv": "Ax", "sddmm": "SAB"}.get(case.op, "ABCDEFGH")
+    return {name: tuple(sizes[i] for i in term) for name, term in zip(names, terms)}
+
+
+def output_shape(case: SparseCase) -> tuple[int, ...]:
+    sizes = index_sizes(case)
+    return tuple(sizes[i] for i in case.expression.split("->")[1])
+
+
 def operands(case: SparseCase) -> dict[str, torch.Tensor]:
     """The case's operands as dense tensors (zeros where the pattern has none)."""
-    m, k, n = case.shape
     rng = np.random.default_rng(case.seed)
-    shapes = {"spmv": {"A": (m, k), "x": (k,)}, "sddmm": {"S": (m, n), "A": (m, k), "B": (k, n)}}.get(
-        case.op, {"A": (m, k), "B": (k, n)})
-    sparse = OPS[case.op][1]
+    shapes = operand_shapes(case)
+    sparse = case.sparse_operands
     out = {}
     for name, shape in shapes.items():
         values = rng.standard_normal(shape)
@@ -107,6 +178,8 @@ def operands(case: SparseCase) -> dict[str, torch.Tensor]:
 def reference(case: SparseCase, ops: dict[str, torch.Tensor]) -> torch.Tensor:
     """The answer in float64, by dense PyTorch (the gate's oracle)."""
     d = {name: t.to(torch.float64) for name, t in ops.items()}
+    if case.op.startswith(EINSUM):
+        return torch.einsum(case.expression, *d.values())
     if case.op == "spmv":
         return d["A"] @ d["x"]
     if case.op == "sddmm":

@@ -12,7 +12,7 @@ from typing import Callable
 
 import torch
 
-from .cases import OPS, NotApplicable, SparseCase, tolerances, torch_layout
+from .cases import EINSUM, NotApplicable, SparseCase, tolerances, torch_layout
 
 VARIANTS = ("torch-dense", "torch-sparse", "scorch")
 OK, INCORRECT, COMPILE_ERROR, NOT_APPLICABLE = "ok", "incorrect", "compile_error", "not_applicable"
@@ -33,24 +33,26 @@ def _torch_sparse(fmt: str, t: torch.Tensor) -> torch.Tensor:
 
 def prepare(variant: str, case: SparseCase, operands: dict[str, torch.Tensor]) -> Prepared:
     start = time.perf_counter()
-    sparse = OPS[case.op][1]
+    sparse = case.sparse_operands
     if variant == "torch-dense":
         ops = {k: v.contiguous() for k, v in operands.items()}
-        fn = _dense_fn(case.op, ops)
+        fn = _dense_fn(case, ops)
     elif variant == "torch-sparse":
+        if case.op.startswith(EINSUM):
+            raise NotApplicable("torch-sparse has no general einsum")
         ops = {k: (_torch_sparse(case.fmt, v) if k in sparse else v.contiguous()) for k, v in operands.items()}
         fn = _sparse_fn(case.op, ops)
     elif variant.startswith("py:"):
         fn = _user_variant(variant[3:], case, operands)
     elif variant.startswith("scorch:"):
         from ..adapters import scorch
-        fn, compile_s = scorch.prepare_schedule(variant[7:], case.op, case.fmt, operands, sparse)
+        fn, compile_s = scorch.prepare_schedule(variant[7:], case, operands)
         return Prepared(variant, fn, compile_s)
     elif variant == "scorch":
         from ..adapters import scorch
-        if not scorch.supports(case.op, case.fmt):
-            raise NotApplicable(f"scorch: {case.op} on {case.fmt} is not wired up yet")
-        fn, compile_s = scorch.prepare(case.op, case.fmt, operands, sparse)
+        if case.fmt not in scorch.FORMATS:
+            raise NotApplicable(f"scorch: the {case.fmt} format is not wired up yet")
+        fn, compile_s = scorch.prepare(case.expression, case.fmt, operands, sparse)
         return Prepared(variant, fn, compile_s)
     else:
         raise ValueError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)}, py:FILE)")
@@ -66,7 +68,11 @@ def _user_variant(path: str, case: SparseCase, operands: dict[str, torch.Tensor]
     return fn
 
 
-def _dense_fn(op: str, d: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
+def _dense_fn(case: SparseCase, d: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
+    op = case.op
+    if op.startswith(EINSUM):
+        args = tuple(d.values())
+        return lambda: torch.einsum(case.expression, *args)
     if op == "spmv":
         return lambda: d["A"] @ d["x"]
     if op == "sddmm":
@@ -97,7 +103,7 @@ def gate(p: Prepared, case: SparseCase, ref: torch.Tensor) -> str:
     out = p.fn()
     if tuple(out.shape) != tuple(ref.shape):
         return f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}"
-    rtol, atol = tolerances(case.dtype, case.shape[1])
+    rtol, atol = tolerances(case.dtype, case.reduction_length)
     got = out.to(torch.float64)
     if not torch.allclose(got, ref, rtol=rtol, atol=atol):
         return f"max abs error {(got - ref).abs().max().item():.3g} (rtol {rtol:.2g}, atol {atol:.2g})"

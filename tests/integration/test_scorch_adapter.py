@@ -45,3 +45,27 @@ def test_scorch_default_and_a_hand_schedule_pass_the_gate_and_an_uncompilable_on
         assert ": error:" in ikj.detail
     else:
         assert ikj.status == OK
+
+
+@pytest.mark.parametrize("op,fmt", [("spmspm", "csr"), ("sddmm", "csr"), ("spmv", "dcsr"),
+                                    ("einsum:ij,jk,k->i", "dcsr")])
+def test_every_op_and_format_goes_through_scorchs_compiler_and_passes_the_gate(op, fmt):
+    r = run_case(SparseCase(op, fmt, 0.05, (256, 256, 32), pattern="empty_rows"), ["scorch"], baseline="torch-dense",
+                 sampler=QUICK, seed=1)
+    scorch = r.variants[1]
+    assert (scorch.variant, scorch.status) == ("scorch", OK), scorch.detail
+    assert scorch.speedup > 0 and scorch.compile_s is not None
+
+
+def test_a_scorch_schedule_is_scored_in_the_full_sandbox_against_scorchs_default():
+    """examples/scorch_spmm: a hand schedule as a perf task's candidate; the sandbox shows it
+    Scorch's source tree ([sandbox] packages) and its kernel compiles in there."""
+    from pathlib import Path
+
+    from perfbench.pipeline.score import ScoreConfig, score
+
+    task = Path(__file__).resolve().parents[2] / "examples" / "scorch_spmm"
+    r = score(task, task / "solution.py", ScoreConfig(sampler=QUICK, processes=2, check_seeds=1))
+    assert r.verdict == "scored", r.reasons
+    assert r.isolation["missing"] == [] and r.comparison.speedup > 0
+    assert any(Path(p, "csrc", "header.cpp").is_file() for p in r.isolation["details"]["exposed"])

@@ -7,9 +7,9 @@ import torch
 from click.testing import CliRunner
 
 from perfbench.cli import main
-from perfbench.cli_scorch import result_lines
+from perfbench.cli_scorch import _ops, result_lines
 from perfbench.sparse import variants as variants_mod
-from perfbench.sparse.cases import CaseError, SparseCase, operands, reference, sparsity_mask
+from perfbench.sparse.cases import CaseError, SparseCase, operands, output_shape, reference, sparsity_mask
 from perfbench.sparse.compare import INCORRECT, NO_BASELINE, NOT_APPLICABLE, OK, CaseResult, VariantResult, run_case
 from perfbench.timing.sampler import SamplerConfig
 
@@ -133,3 +133,46 @@ def test_a_compile_error_is_reported_by_the_compilers_first_diagnostic():
            "main.cpp:700:1: error: expected '}'\n")
     assert first_error_line(log) == "main.cpp:602:19: error: 'pB0' was not declared in this scope"
     assert first_error_line("ImportError: no module\n") == "ImportError: no module"
+
+
+def test_an_einsum_case_sizes_its_operands_by_index_and_its_reference_is_numpys():
+    case = SparseCase("einsum:ij,jk,k->i", "csr", 0.2, (30, 20, 10), seed=5)
+    ops = operands(case)
+    assert {k: tuple(v.shape) for k, v in ops.items()} == {"A": (30, 20), "B": (20, 10), "C": (10,)}
+    assert (ops["A"] != 0).float().mean() < 0.3 and (ops["B"] != 0).all()   # only the first is sparse
+    d = [v.to(torch.float64).numpy() for v in ops.values()]
+    np.testing.assert_allclose(reference(case, ops).numpy(), np.einsum("ij,jk,k->i", *d), rtol=1e-12, atol=1e-12)
+    assert case.reduction_length == 20 * 10 and output_shape(case) == (30,)
+    assert case.label == "einsum:ij,jk,k->i csr d=0.2 i=30,j=20,k=10 uniform"
+
+
+def test_the_named_ops_sum_over_k_and_keep_their_operands():
+    for op, shapes in [("spmv", {"A": (30, 20), "x": (20,)}), ("sddmm", {"S": (30, 10), "A": (30, 20), "B": (20, 10)})]:
+        case = SparseCase(op, "csr", 0.2, (30, 20, 10))
+        assert {k: tuple(v.shape) for k, v in operands(case).items()} == shapes and case.reduction_length == 20
+
+
+@pytest.mark.parametrize("expr,message", [("ij,jk", "INPUTS->OUTPUT"), ("ij,jk->", "INPUTS->OUTPUT"),
+                                          ("iJ,jk->ik", "lower-case"), ("ii,ik->ik", "lower-case"),
+                                          ("ij,jk,kl->il", "at most three"), ("ij,jk->im", "not in any input"),
+                                          ("i,ij->j", "must be a matrix")])
+def test_a_bad_einsum_expression_says_what_is_wrong(expr, message):
+    with pytest.raises(CaseError, match=message):
+        SparseCase(f"einsum:{expr}", "csr", 0.1)
+
+
+def test_einsum_runs_on_dense_torch_and_is_not_applicable_to_torch_sparse():
+    r = run_case(SparseCase("einsum:ij,jk->ik", "csr", 0.05, (48, 32, 8)), ["torch-sparse"], baseline="torch-dense",
+                 sampler=QUICK, seed=1)
+    assert [(v.variant, v.status) for v in r.variants] == [("torch-dense", OK), ("torch-sparse", NOT_APPLICABLE)]
+    assert "no general einsum" in r.variants[1].detail
+
+
+def test_ops_keep_the_commas_of_an_einsum_expression():
+    assert _ops("spmv,einsum:ij,jk->ik,spmm") == ["spmv", "einsum:ij,jk->ik", "spmm"]
+    assert _ops("einsum:ij,jk,k->i") == ["einsum:ij,jk,k->i"]
+
+
+def test_a_bad_einsum_on_the_command_line_is_one_line():
+    r = CliRunner().invoke(main, ["scorch", "compare", "--ops", "einsum:ij,jk", "--variants", "torch-sparse"])
+    assert r.exit_code == 2 and "INPUTS->OUTPUT" in r.output

@@ -70,3 +70,49 @@ def test_timing_mode_is_read_and_checked(tmp_path):
     (task / "task.toml").write_text(toml.replace("[timing]\n", '[timing]\nmode = "fast"\n'))
     with pytest.raises(UsageError, match=r"\[timing\] mode must be one of events\|graph\|auto, got 'fast'"):
         load_task(task)
+
+
+def _packaged_task(tmp_path, monkeypatch, project):
+    """A task naming `fakecc` in [sandbox] packages, fakecc installed from `project`/src."""
+    (project / "src" / "fakecc").mkdir(parents=True)
+    (project / "src" / "fakecc" / "__init__.py").write_text("")
+    (project / "pyproject.toml").write_text("[project]\nname = 'fakecc'\n")
+    (project / "include").mkdir()
+    monkeypatch.syspath_prepend(str(project / "src"))
+    task = _task(tmp_path)
+    with open(task / "task.toml", "a") as f:
+        f.write('\n[sandbox]\npackages = ["fakecc"]\n')
+    return load_task(task)
+
+
+def test_a_named_package_is_shown_with_the_source_tree_it_was_installed_from(tmp_path, monkeypatch):
+    spec = _packaged_task(tmp_path, monkeypatch, tmp_path / "checkouts" / "fakecc")
+    assert spec.packages == ("fakecc",) and type(spec).from_dict(spec.to_dict()).packages == ("fakecc",)
+    expose, _ = candidate_files(spec, spec.file("baseline"))
+    assert expose[-1] == str((tmp_path / "checkouts" / "fakecc").resolve())   # its include/ with it
+
+
+def test_a_package_whose_tree_holds_the_task_is_refused(tmp_path, monkeypatch):
+    spec = _packaged_task(tmp_path, monkeypatch, tmp_path)   # the project root is above tasks/t
+    with pytest.raises(UsageError, match="'fakecc' comes from .* which holds .*tasks/t"):
+        candidate_files(spec, spec.file("baseline"))
+
+
+@pytest.mark.parametrize("packages,message", [(["not a name"], "importable package names"),
+                                              (["nowhere_installed_pkg"], "'nowhere_installed_pkg' is not installed")])
+def test_a_bad_package_entry_is_one_line(tmp_path, packages, message):
+    task = _task(tmp_path)
+    with open(task / "task.toml", "a") as f:
+        f.write(f"\n[sandbox]\npackages = {packages!r}\n".replace("'", '"'))
+    with pytest.raises(UsageError, match=message) as exc:
+        candidate_files(load_task(task), task / "baseline.py")
+    assert "\n" not in str(exc.value)
+
+
+def test_a_failed_cpp_build_is_described_by_its_first_compiler_error():
+    from perfbench.loading import describe_exception
+    exc = RuntimeError("Error building extension 'k1': [1/2] c++ -MMD -MF main.o.d -O3 -c main.cpp\n"
+                       "main.cpp: In function 'evaluate':\nmain.cpp:602:19: error: 'pB0' was not declared\n"
+                       "main.cpp:700:1: error: expected '}'\nninja: build stopped")
+    assert describe_exception(exc) == "RuntimeError: Error building extension 'k1': main.cpp:602:19: error: 'pB0' was not declared"
+    assert describe_exception(ValueError("boom")) == "ValueError: boom"
