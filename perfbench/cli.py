@@ -68,6 +68,16 @@ def _score_config(*, pairs: int | None = None, max_pairs: int | None = None, bud
         raise UsageError(str(exc)) from None
 
 
+def _package_sources(option: str, values: tuple[str, ...]) -> tuple:
+    from .errors import UsageError
+    from .pipeline.config import PackageSource
+
+    try:
+        return tuple(PackageSource.parse(v) for v in values)
+    except ValueError as exc:
+        raise UsageError(f"{option} {exc}") from None
+
+
 def _log(silent: bool):
     return None if silent else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
 
@@ -156,11 +166,17 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--fresh-workers", is_flag=True,
               help="CPU: start every worker as a new interpreter instead of forking it from a warmed, "
                    "sandboxed zygote (slower; the default forks).")
+@click.option("--base-package", "base_packages", multiple=True, metavar="NAME=PATH",
+              help="The baseline imports package NAME from the checkout PATH, not the installed one "
+                   "(e.g. scorch=../scorch-base; docs/scorch.md).")
+@click.option("--cand-package", "cand_packages", multiple=True, metavar="NAME=PATH",
+              help="The candidate imports package NAME from the checkout PATH, which its sandbox shows.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, target_r_ci, seed,
-          clock_policy, require_locked_clocks, require_sandbox, timeout, fresh_workers, as_json, out, quiet):
+          clock_policy, require_locked_clocks, require_sandbox, timeout, fresh_workers, base_packages, cand_packages,
+          as_json, out, quiet):
     """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
 
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
@@ -174,6 +190,8 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes,
     cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, s_ref=s_ref, seed=seed,
                         target_r_ci=target_r_ci, call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks),
                         require_sandbox=require_sandbox, fork_workers=not fresh_workers,
+                        base_packages=_package_sources("--base-package", base_packages),
+                        cand_packages=_package_sources("--cand-package", cand_packages),
                         **({"processes": processes} if processes is not None else {}))
     say = _log(quiet or as_json)
     result = run_score(task_dir, candidate_file, cfg, overrides=parse_overrides(overrides),

@@ -166,6 +166,9 @@ class _WorkerState:
         # Warm the framework before the snapshot so its own lazily started threads are not blamed.
         self.torch.ones(8, device=self.device).sum().item()
         self.integrity = Integrity()
+        # Packages this side imports from a checkout rather than the installed copy (nothing of
+        # them is imported yet: the zygote imports torch and perfbench only).
+        sys.path[:0] = [str(p) for p in req.get("import_paths", ())]
         self.fn = self.program.load_callable(Path(req["file"]), untrusted=req["untrusted"])
         probe = self.program.make_inputs(req["probe_seed"], req["probe_size"])
         try:

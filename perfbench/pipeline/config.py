@@ -9,6 +9,31 @@ from ..timing.sampler import SamplerConfig
 
 
 @dataclass(frozen=True)
+class PackageSource:
+    """Package `name` imported from the source tree `tree` (a checkout: `tree/src/name` or
+    `tree/name`) instead of the installed one, by one side's workers (two Scorch revisions)."""
+
+    name: str
+    tree: Path
+
+    @property
+    def import_root(self) -> Path:
+        """The directory that goes first on the side's sys.path."""
+        return self.tree / "src" if (self.tree / "src" / self.name / "__init__.py").is_file() else self.tree
+
+    @classmethod
+    def parse(cls, text: str) -> "PackageSource":
+        """NAME=PATH, checked: PATH holds package NAME (at its top or under src/)."""
+        name, eq, path = text.partition("=")
+        if not eq or not name.isidentifier() or not path:
+            raise ValueError(f"{text!r}: expected NAME=PATH, e.g. scorch=/path/to/scorch-checkout")
+        source = cls(name, Path(path).expanduser().resolve())
+        if not (source.import_root / name / "__init__.py").is_file():
+            raise ValueError(f"{path}: no package {name!r} there (looked for {name}/__init__.py and src/{name}/__init__.py)")
+        return source
+
+
+@dataclass(frozen=True)
 class ScoreConfig:
     """How to score.  Defaults suit a CPU task of ~1-20 ms per call."""
 
@@ -33,6 +58,8 @@ class ScoreConfig:
     stop_early: bool = True           # False: every process measures (calibration, validity gates)
     fork_workers: bool = True         # CPU: each side's workers forked from one warmed, sandboxed
                                       # zygote (isolation/zygote.py) instead of fresh interpreters
+    base_packages: tuple[PackageSource, ...] = ()   # the baseline imports these from checkouts
+    cand_packages: tuple[PackageSource, ...] = ()   # ... and the candidate these (shown in its sandbox)
 
     def __post_init__(self) -> None:
         if not self.call_timeout_s > 0 or not self.load_timeout_s > 0:

@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 
 from ..correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
-from ..errors import CandidateRejected
+from ..errors import CandidateRejected, UsageError
 from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
 from ..isolation.protocol import ProtocolError, decode_values
-from ..isolation.worker_view import package_source_tree
+from ..isolation.worker_view import package_source_tree, under
 from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec
-from .config import ScoreConfig
+from .config import PackageSource, ScoreConfig
 from .worker_side import verify_call
 
 
@@ -33,9 +33,11 @@ def load_side(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg
               init_seed: int, probe_seed: int, timing_mode: str = "events") -> None:
     # Absolute paths: a sandboxed worker's working directory is its private directory.
     task = dict(spec.to_dict(), root=str(spec.root.resolve()))
+    packages = cfg.cand_packages if client.untrusted else cfg.base_packages
     client.request("load", cfg.load_timeout_s, task=task, device=device, file=str(file.resolve()),
                    untrusted=client.untrusted, init_seed=init_seed, cache_flush=cfg.sampler.cache_flush,
-                   probe_seed=probe_seed, probe_size=spec.sizes[0], timing_mode=timing_mode)
+                   probe_seed=probe_seed, probe_size=spec.sizes[0], timing_mode=timing_mode,
+                   import_paths=[str(p.import_root) for p in packages])
 
 
 def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s: float) -> tuple[int, list[Failure]]:
@@ -83,13 +85,15 @@ def _one_call(header: dict, blobs: list) -> tuple[list, list]:
     return decode_values(results[0]["outputs"], blobs[:n_out]), decode_values(results[0]["inputs"], blobs[n_out:])
 
 
-def candidate_files(spec: TaskSpec, cand_path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def candidate_files(spec: TaskSpec, cand_path: Path,
+                    sources: tuple[PackageSource, ...] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(expose, hide) for the candidate's sandbox.  It sees the candidate, the task's own
     top-level files but the solution and the reference (unless one of them is the candidate),
     what the task shares (`[sandbox] shared`: kernel sources) and the source trees of the packages
     it names (`[sandbox] packages`: Scorch); not the task's subdirectories
-    (`__pycache__` holds the solution compiled), not the rest of the repository.  `hide` covers
-    the secret files should an exposed directory hold them after all."""
+    (`__pycache__` holds the solution compiled), not the rest of the repository; the checkouts
+    it imports packages from (`sources`, instead of the installed ones).  `hide` covers the
+    secret files should an exposed directory hold them after all."""
     cand = cand_path.resolve()
     if spec.format == FORMAT_KERNELBENCH:
         return (str(cand), str(spec.root.resolve())), ()
@@ -97,7 +101,13 @@ def candidate_files(spec: TaskSpec, cand_path: Path) -> tuple[tuple[str, ...], t
     root = spec.root.resolve()
     task_files = sorted(str(f) for f in root.iterdir() if f.is_file() and f.resolve() not in secret)
     keep_out = (str(root), str(Path(__file__).resolve().parents[2]))   # the task; perfbench's checkout
-    packages = tuple(package_source_tree(name, keep_out) for name in spec.packages)
+    overridden = {src.name for src in sources}
+    packages = [package_source_tree(name, keep_out) for name in spec.packages if name not in overridden]
+    for src in sources:
+        inside = [k for k in keep_out if under(k, str(src.tree))]
+        if inside:
+            raise UsageError(f"--cand-package {src.name}={src.tree}: it holds {inside[0]}, which a candidate may not see")
+        packages.append(str(src.tree))
     return (str(cand), *task_files, *spec.shared, *packages), (*sorted(map(str, secret)), str(root / "__pycache__"))
 
 
@@ -105,7 +115,7 @@ def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
                      threading: CpuThreading | None = None, server: ForkServer | None = None) -> WorkerClient:
     """The candidate's worker, sandboxed (`candidate_files` says what it sees); forked from
     `server` (started with the same files) when there is one."""
-    expose, hide = candidate_files(spec, cand_path)
+    expose, hide = candidate_files(spec, cand_path, cfg.cand_packages)
     return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose,
                         threading=threading, server=server)
 
@@ -113,5 +123,5 @@ def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
 def candidate_fork_server(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
                           threading: CpuThreading | None = None) -> ForkServer:
     """The zygote the candidate's workers are forked from: the sandbox `candidate_worker` would have."""
-    expose, hide = candidate_files(spec, cand_path)
+    expose, hide = candidate_files(spec, cand_path, cfg.cand_packages)
     return ForkServer("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose, threading=threading)

@@ -121,6 +121,8 @@ def _score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: 
                "timing_mode_requested": spec.timing_mode if device.startswith("cuda") else None,
                "candidate_blocks": run.candidate_blocks,
                "stopping": dict(rule.to_dict(), decision=decision, processes_run=len(run.parts)),
+               "package_sources": {side: {src.name: str(src.tree) for src in sources} for side, sources in
+                                   (("baseline", cfg.base_packages), ("candidate", cfg.cand_packages)) if sources},
                **merge_diagnostics(run.diagnostics)})
     return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=run.checks, comparison=comparison,
                        worker_logs=run.logs, **base)
