@@ -20,14 +20,14 @@ import torch
 from pathlib import Path
 
 from ..errors import EnvironmentUnavailable, UsageError
-from ..sparse.cases import NotApplicable, SparseCase, output_shape, torch_layout
+from ..sparse.cases import CompileError, NotApplicable, SparseCase, output_shape, torch_layout
 
 # The sparse operands' formats: dense, CSR and COO as Scorch's from_torch reads them from torch's
 # layouts; DCSR (compressed rows of compressed columns) built from the CSR arrays (`_dcsr`).
 FORMATS = ("dense", "csr", "coo", "dcsr")
 
 
-class ScorchCompileError(Exception):
+class ScorchCompileError(CompileError):
     """Scorch could not compile the kernel: the message is the compiler's first error line."""
 
 

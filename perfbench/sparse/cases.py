@@ -38,6 +38,10 @@ class NotApplicable(Exception):
     """A variant has no implementation of this op / format (the message says which)."""
 
 
+class CompileError(Exception):
+    """A variant's kernel did not compile: the message is the compiler's first error line."""
+
+
 @dataclass(frozen=True)
 class SparseCase:
     op: str

@@ -17,7 +17,7 @@ from ..pipeline.compare import compare
 from ..results import PairedSamples
 from ..timing.sampler import SamplerConfig, sample_pairs
 from ..timing.served import ServedSide, SideUnavailable
-from .cases import SparseCase, operands, reference
+from .cases import CompileError, SparseCase, operands, reference
 from .variants import COMPILE_ERROR, INCORRECT, NOT_APPLICABLE, OK, NotApplicable, Prepared, gate, prepare
 
 NO_BASELINE = "no_baseline"
@@ -48,7 +48,6 @@ class CaseResult:
 
 def run_case(case: SparseCase, variants: list[str], *, baseline: str, sampler: SamplerConfig, seed: int,
              say: Callable[[str], None] = lambda _: None) -> CaseResult:
-    from ..adapters.scorch import ScorchCompileError
     ops = operands(case)
     ref = reference(case, ops)
     ready: dict[str, Prepared] = {}
@@ -60,7 +59,7 @@ def run_case(case: SparseCase, variants: list[str], *, baseline: str, sampler: S
         except NotApplicable as exc:
             rows[v] = VariantResult(v, NOT_APPLICABLE, str(exc))
             continue
-        except ScorchCompileError as exc:
+        except CompileError as exc:
             rows[v] = VariantResult(v, COMPILE_ERROR, str(exc))
             continue
         wrong = gate(p, case, ref)

@@ -12,7 +12,7 @@ from typing import Callable
 
 import torch
 
-from .cases import EINSUM, NotApplicable, SparseCase, tolerances, torch_layout
+from .cases import EINSUM, CompileError, NotApplicable, SparseCase, tolerances, torch_layout
 
 VARIANTS = ("torch-dense", "torch-sparse", "scorch")
 OK, INCORRECT, COMPILE_ERROR, NOT_APPLICABLE = "ok", "incorrect", "compile_error", "not_applicable"
@@ -60,9 +60,15 @@ def prepare(variant: str, case: SparseCase, operands: dict[str, torch.Tensor]) -
 
 
 def _user_variant(path: str, case: SparseCase, operands: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
-    from ..loading import get_callable, load_module
-    prepare_fn = get_callable(load_module(path), "prepare", path)
-    fn = prepare_fn(case.op, case.fmt, dict(operands))   # compiles, converts: untimed
+    from ..loading import compiler_diagnostic, get_callable, load_module
+    try:
+        prepare_fn = get_callable(load_module(path), "prepare", path)
+        fn = prepare_fn(case.op, case.fmt, dict(operands))   # compiles, converts: untimed
+    except Exception as exc:  # noqa: BLE001 - a C++ build (load_inline) fails with whatever it raises
+        diagnostic = compiler_diagnostic(str(exc))
+        if diagnostic is None:
+            raise
+        raise CompileError(diagnostic) from None
     if fn is None:
         raise NotApplicable(f"py:{path} has no {case.op} on {case.fmt}")
     return fn

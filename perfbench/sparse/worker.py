@@ -11,12 +11,12 @@ import torch
 from ..timing.inprocess import InProcessSide
 from ..timing.served import serve
 from ..timing.timers import CpuTimer
-from .cases import SparseCase, operands, reference
+from .cases import CompileError, SparseCase, operands, reference
 from .variants import COMPILE_ERROR, INCORRECT, NOT_APPLICABLE, OK, NotApplicable, gate, prepare
 
 
 def start(msg: dict) -> tuple[InProcessSide | None, dict]:
-    from ..adapters.scorch import ScorchCompileError, version_of
+    from ..adapters.scorch import version_of
     case = SparseCase(**{**msg["case"], "shape": tuple(msg["case"]["shape"])})
     torch.set_num_threads(int(msg["threads"]))
     variant = str(msg["variant"])
@@ -26,7 +26,7 @@ def start(msg: dict) -> tuple[InProcessSide | None, dict]:
         p = prepare(variant, case, ops)
     except NotApplicable as exc:
         return None, {**info, "status": NOT_APPLICABLE, "detail": str(exc)}
-    except ScorchCompileError as exc:
+    except CompileError as exc:
         return None, {**info, "status": COMPILE_ERROR, "detail": str(exc)}
     wrong = gate(p, case, reference(case, ops))
     if wrong:

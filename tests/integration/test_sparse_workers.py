@@ -46,3 +46,49 @@ def test_a_wrong_variant_in_a_worker_is_named_and_an_inapplicable_one_said(tmp_p
                          sampler=QUICK, seed=1, threads=1, processes=1)
     assert [v.status for v in r.variants] == [NOT_APPLICABLE, NO_BASELINE]
     assert r.variants[0].detail == f"py:{wrong} has no spmv on csr"
+
+
+PROJECT_CPP = '''
+from pathlib import Path
+
+from perfbench.native import load_kernel_dir
+
+
+def prepare(op, fmt, operands):
+    if op != "spmm" or fmt != "csr":
+        return None
+    ext = load_kernel_dir(Path({kernels!r}))   # compiled (or loaded from the cache) here: untimed
+    a = operands["A"].to_sparse_csr()
+    crow, col, val, b = a.crow_indices(), a.col_indices(), a.values(), operands["B"].contiguous()
+    return lambda: ext.spmm_csr(crow, col, val, b)
+'''
+
+FAILED_BUILD = '''
+def prepare(op, fmt, operands):
+    raise RuntimeError("Error building extension 'mine': [1/2] c++ -O3 -c main.cpp -o main.o\\n"
+                       "main.cpp:7:3: error: 'rowz' was not declared in this scope\\nninja: build stopped")
+'''
+
+
+def test_the_projects_own_cpp_kernel_is_compiled_outside_timing_gated_and_timed_in_a_worker(tmp_path):
+    from pathlib import Path
+    mine = tmp_path / "cpp_spmm.py"
+    mine.write_text(PROJECT_CPP.format(kernels=str(Path(__file__).resolve().parents[2] / "kernels" / "cpu")))
+    env = dict(os.environ)
+    r = run_case_workers(CASE, (WorkerSpec("dense", "torch-dense", env), WorkerSpec("cpp", f"py:{mine}", env)),
+                         sampler=QUICK, seed=1, threads=1, processes=2)
+    base, cand = r.variants
+    assert (base.status, cand.status) == (OK, OK), cand.detail
+    assert cand.compile_s is not None and cand.speedup > 1.5   # 2% dense: the CSR kernel wins clearly
+
+
+def test_a_variant_that_does_not_compile_is_a_compile_error_with_its_first_diagnostic(tmp_path):
+    from perfbench.sparse.compare import run_case
+    from perfbench.sparse.variants import COMPILE_ERROR
+    broken = tmp_path / "broken.py"
+    broken.write_text(FAILED_BUILD)
+    r = run_case(CASE, ["torch-sparse", f"py:{broken}"], baseline="torch-dense", sampler=QUICK, seed=1)
+    status = {v.variant: v for v in r.variants}
+    assert status["torch-sparse"].status == OK   # the others still run
+    assert (status[f"py:{broken}"].status, status[f"py:{broken}"].detail) == (
+        COMPILE_ERROR, "main.cpp:7:3: error: 'rowz' was not declared in this scope")
