@@ -126,11 +126,18 @@ def package_source_tree(name: str, keep_out: tuple[str, ...]) -> str:
     if not {"site-packages", "dist-packages"} & set(Path(package).parts):   # installed from a source tree
         tree = next((str(d) for d in Path(package).parents
                      if d != Path("/") and any((d / marker).is_file() for marker in PROJECT_MARKERS)), package)
-    inside = [k for k in keep_out if under(os.path.realpath(k), tree)]
-    if inside:
-        raise UsageError(f"[sandbox] packages: {name!r} comes from {tree}, which holds {inside[0]}; a candidate "
-                         "may not see that: install the package from a checkout elsewhere")
+    refuse_if_holding(tree, keep_out, f"[sandbox] packages: {name!r} comes from {tree}")
     return tree
+
+
+def refuse_if_holding(tree: str, keep_out: tuple[str, ...], what: str) -> None:
+    """UsageError when directory `tree`, about to be shown to a candidate, holds a path of
+    `keep_out` (the task, perfbench's checkout)."""
+    from ..errors import UsageError
+
+    inside = [k for k in keep_out if under(os.path.realpath(k), os.path.realpath(tree))]
+    if inside:
+        raise UsageError(f"{what}, which holds {inside[0]}; a candidate may not see that: use a checkout elsewhere")
 
 
 def needed_paths(extra: tuple[str, ...] = ()) -> list[str]:

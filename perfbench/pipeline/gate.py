@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 
 from ..correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
-from ..errors import CandidateRejected, UsageError
+from ..errors import CandidateRejected
 from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
 from ..isolation.protocol import ProtocolError, decode_values
-from ..isolation.worker_view import package_source_tree, under
+from ..isolation.worker_view import package_source_tree, refuse_if_holding
 from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec
 from .config import PackageSource, ScoreConfig
@@ -104,9 +104,7 @@ def candidate_files(spec: TaskSpec, cand_path: Path,
     overridden = {src.name for src in sources}
     packages = [package_source_tree(name, keep_out) for name in spec.packages if name not in overridden]
     for src in sources:
-        inside = [k for k in keep_out if under(k, str(src.tree))]
-        if inside:
-            raise UsageError(f"--cand-package {src.name}={src.tree}: it holds {inside[0]}, which a candidate may not see")
+        refuse_if_holding(str(src.tree), keep_out, f"--cand-package {src.name}={src.tree}")
         packages.append(str(src.tree))
     return (str(cand), *task_files, *spec.shared, *packages), (*sorted(map(str, secret)), str(root / "__pycache__"))
 
@@ -115,9 +113,11 @@ def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
                      threading: CpuThreading | None = None, server: ForkServer | None = None) -> WorkerClient:
     """The candidate's worker, sandboxed (`candidate_files` says what it sees); forked from
     `server` (started with the same files) when there is one."""
+    if server is not None:   # forked into the zygote's sandbox, planned with these files already
+        return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, threading=threading, server=server)
     expose, hide = candidate_files(spec, cand_path, cfg.cand_packages)
     return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose,
-                        threading=threading, server=server)
+                        threading=threading)
 
 
 def candidate_fork_server(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,

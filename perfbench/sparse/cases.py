@@ -18,16 +18,18 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-# op -> (expression, which operands are sparse).  Shapes: A is (m, k); B is (k, n); x is (k,).
-OPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "spmv": ("y(i) = A(i,j) * x(j)", ("A",)),
-    "spmm": ("C(i,k) = A(i,j) * B(j,k)", ("A",)),
-    "spmspm": ("C(i,k) = A(i,j) * B(j,k)", ("A", "B")),
-    "sddmm": ("C(i,k) = S(i,k) * A(i,j) * B(j,k)", ("S",)),
+# op -> (einsum over its operands, the operands' names in that order, the sparse ones).
+# i has size m, j size k (the summed index), k size n: A is (m, k), B (k, n), x (k,), S (m, n).
+OPS: dict[str, tuple[str, str, str]] = {
+    "spmv": ("ij,j->i", "Ax", "A"),               # y(i) = A(i,j) * x(j)
+    "spmm": ("ij,jk->ik", "AB", "A"),             # C(i,k) = A(i,j) * B(j,k)
+    "spmspm": ("ij,jk->ik", "AB", "AB"),
+    "sddmm": ("ik,ij,jk->ik", "SAB", "S"),        # C(i,k) = S(i,k) * A(i,j) * B(j,k)
 }
 FORMATS = ("dense", "csr", "dcsr", "coo")
 PATTERNS = ("uniform", "power_law", "banded", "empty_rows")
-EINSUM = "einsum:"   # op "einsum:EXPR", e.g. "einsum:ij,jk->ik": the first operand is the sparse one
+EINSUM = "einsum:"   # op "einsum:EXPR", e.g. "einsum:ij,jk->ik": operands A, B, ...; A the sparse one
+_EINSUM_NAMES, _EINSUM_SPARSE = "ABCDEFGH", "A"
 
 
 class CaseError(ValueError):
@@ -81,11 +83,15 @@ class SparseCase:
     @property
     def expression(self) -> str:
         """The einsum form ("ij,jk->ik"), operands in `operands()` order."""
-        return self.op[len(EINSUM):] if self.op.startswith(EINSUM) else _EINSUM_OF[self.op]
+        return self.op[len(EINSUM):] if self.op.startswith(EINSUM) else OPS[self.op][0]
+
+    @property
+    def operand_names(self) -> str:
+        return _EINSUM_NAMES if self.op.startswith(EINSUM) else OPS[self.op][1]
 
     @property
     def sparse_operands(self) -> tuple[str, ...]:
-        return ("A",) if self.op.startswith(EINSUM) else OPS[self.op][1]
+        return tuple(_EINSUM_SPARSE if self.op.startswith(EINSUM) else OPS[self.op][2])
 
     @property
     def reduction_length(self) -> int:
@@ -93,10 +99,6 @@ class SparseCase:
         inputs, out = self.expression.split("->")
         sizes = index_sizes(self)
         return math.prod(sizes[i] for i in dict.fromkeys(inputs.replace(",", "")) if i not in out)
-
-
-# The named ops as einsum expressions over their operands (A, x / A, B / S, A, B).
-_EINSUM_OF = {"spmv": "ij,j->i", "spmm": "ij,jk->ik", "spmspm": "ij,jk->ik", "sddmm": "ik,ij,jk->ik"}
 
 
 def einsum_terms(expr: str, fmt: str) -> tuple[list[str], str]:
@@ -156,8 +158,7 @@ def operand_shapes(case: SparseCase) -> dict[str, tuple[int, ...]]:
     A, B (spmm, spmspm); A, B, C, ... (einsum:EXPR)."""
     sizes = index_sizes(case)
     terms = case.expression.split("->")[0].split(",")
-    names = {"spmv": "Ax", "sddmm": "SAB"}.get(case.op, "ABCDEFGH")
-    return {name: tuple(sizes[i] for i in term) for name, term in zip(names, terms)}
+    return {name: tuple(sizes[i] for i in term) for name, term in zip(case.operand_names, terms)}
 
 
 def output_shape(case: SparseCase) -> tuple[int, ...]:

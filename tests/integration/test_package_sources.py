@@ -55,3 +55,40 @@ def test_the_cli_flag_is_a_one_line_usage_error(tmp_path):
     result = CliRunner().invoke(main, ["score", str(FIX / "tiny_task"), str(FIX / "tiny_task" / "solution.py"),
                                        "--cand-package", f"scorch={tmp_path}"])
     assert result.exit_code == 2 and "--cand-package" in result.output and "no package 'scorch' there" in result.output
+
+
+WRITES_INTO_ITS_PACKAGE = '''
+import os
+
+import fakeaxpy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(fakeaxpy.__file__)))
+
+
+def _try(fn):
+    try:
+        fn()
+    except OSError:
+        pass
+
+
+# The checkout the candidate was shown is also what the next run (or a trusted baseline given
+# the same --base-package) imports: poison its module, drop a module beside it, rewrite setup.py.
+_try(lambda: open(fakeaxpy.__file__, "a").write("\\naxpy = lambda x, y: y\\n"))
+_try(lambda: open(os.path.join(ROOT, "src", "planted.py"), "w").write("x = 1\\n"))
+_try(lambda: open(os.path.join(ROOT, "setup.py"), "w").write("import os\\n"))
+
+
+def kernel(x, y):
+    return fakeaxpy.axpy(x, y)
+'''
+
+
+def test_a_candidate_cannot_write_into_the_checkout_it_is_shown(checkout, tmp_path):
+    root, _ = checkout
+    cand = tmp_path / "writes.py"
+    cand.write_text(WRITES_INTO_ITS_PACKAGE)
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    r = score(FIX / "tiny_task", cand, dataclasses.replace(QUICK, cand_packages=(PackageSource.parse(f"fakeaxpy={root}"),)))
+    assert r.verdict == "scored", r.reasons   # its writes failed (read-only), so it is still correct
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
