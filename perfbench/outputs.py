@@ -4,6 +4,14 @@ from __future__ import annotations
 from typing import Any
 
 
+def as_outputs(obj: Any) -> list[Any]:
+    """A kernel returns a tensor or a tuple of tensors; always work with a list.
+
+    Only a tuple means several outputs: a list is one (wrong) output, not a tensor.
+    """
+    return list(obj) if type(obj) is tuple else [obj]
+
+
 def signature(obj: Any) -> str:
     """'f32[4, 8]@cpu', '(f32[4]@cpu, i64[]@cpu)', 'None', 'int' ... for messages and equality."""
     try:

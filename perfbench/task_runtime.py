@@ -15,15 +15,8 @@ import torch
 
 from .errors import CandidateRejected, UsageError
 from .loading import describe_exception, get_callable, load_module
+from .outputs import as_outputs
 from .tasks import FORMAT_KERNELBENCH, TaskSpec
-
-
-def as_outputs(obj: Any) -> list[Any]:
-    """A kernel returns a tensor or a tuple of tensors; always work with a list.
-
-    Only a tuple means several outputs: a list is one (wrong) output, not a tensor.
-    """
-    return list(obj) if type(obj) is tuple else [obj]
 
 
 def _to_device(x: Any, device: str) -> Any:

@@ -353,7 +353,8 @@ def main() -> int:
     cands = [("score_honest", REPO / "tests" / "fixtures" / "candidates" / "honest_fast.py"),
              ("score_side_stream", adv / "side_stream.py"), ("score_synchronizes", adv / "synchronizes.py"),
              ("score_current_stream", adv / "gpu_current_stream.py"),
-             ("score_side_after_wait", adv / "side_stream_after_wait.py")]
+             ("score_side_after_wait", adv / "side_stream_after_wait.py"),
+             ("score_side_unless_prof", adv / "side_stream_unless_profiled.py")]
     for name, cand in cands:
         if time.perf_counter() - t_start > DEADLINE_S:
             rows.append((name, "SKIP", "-", "out of time"))

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from ..timing import cuda, timers
+from ..timing import checksum, cuda, timers
 
 
 def _targets() -> dict[str, tuple[Any, str]]:
@@ -24,6 +24,9 @@ def _targets() -> dict[str, tuple[Any, str]]:
         "CpuTimer.time_block": (timers.CpuTimer, "time_block"),
         "CudaEventTimer.time_block": (cuda.CudaEventTimer, "time_block"),
         "CudaEventTimer._timed_call": (cuda.CudaEventTimer, "_timed_call"),
+        "CudaEventTimer._digest_outputs": (cuda.CudaEventTimer, "_digest_outputs"),
+        "cuda.digest": (cuda, "digest"),
+        "checksum.digest": (checksum, "digest"),
         "torch.cuda.synchronize": (torch.cuda, "synchronize"),
         "torch.cuda.Event": (torch.cuda, "Event"),
         "torch.cuda.Event.record": (torch.cuda.Event, "record"),

@@ -29,7 +29,7 @@ class _WorkerState:
         self.timer = None
         self.flush = None
         self.gate_inputs: tuple = ()   # the last gate call's input tensors, refilled by the next
-        self.last_block: tuple[list, tuple] = ([], ())
+        self.last_block: tuple[list, tuple, tuple | None] = ([], (), None)
         self.pending: list[tuple] = []
         self.arena_fds: tuple[int, ...] = ()
         self.inputs_u8 = None          # the input arena, as uint8 (CPU protocol)
@@ -76,7 +76,7 @@ class _WorkerState:
         # since its reply, so what they see is what was left at the reply.
         if self.integrity is not None:
             self._check_integrity()
-        self.last_block = ([], ())
+        self.last_block = ([], (), None)
         if req["layout"] is None:
             return {"ok": True}, []
         key = json.dumps(req["layout"], sort_keys=True)
@@ -104,7 +104,7 @@ class _WorkerState:
         except Exception as exc:  # noqa: BLE001 - candidate code
             raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
         self._describe_outputs(block.outputs)
-        self.last_block = (list(block.outputs), ())   # alive until the scorer has read them
+        self.last_block = (list(block.outputs), (), None)   # alive until the scorer has read them
         return {"total_ns": float(block.total_ns)}, []
 
     def _describe_outputs(self, outputs: Any) -> None:
@@ -261,7 +261,7 @@ class _WorkerState:
 
         self.pending = [self.program.make_inputs(iteration_seed(req["seed"], k), req["size"])
                         for k in range(req["iters"])]
-        self.last_block = ([], ())  # free the previous block's outputs now, not inside 'time'
+        self.last_block = ([], (), None)  # free the previous block's outputs now, not inside 'time'
         self._sync()
         return {"ok": True}, []
 
@@ -276,7 +276,7 @@ class _WorkerState:
         except Exception as exc:  # noqa: BLE001 - candidate code
             raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
         self._check_integrity()
-        self.last_block = (list(block.outputs), tuple(inputs))
+        self.last_block = (list(block.outputs), tuple(inputs), block.digests)
         reply = {"total_ns": float(block.total_ns)}
         if self.device.startswith("cuda"):
             # The host's clock of the block (synchronize-bounded) beside the events, how it was
@@ -310,11 +310,13 @@ class _WorkerState:
         from ..task_runtime import as_outputs
         from .protocol import encode_values
 
-        outputs, inputs = self.last_block
+        outputs, inputs, digests = self.last_block
         k = req["index"]
         out_meta, out_blobs = encode_values(as_outputs(outputs[k]), inputs[k])
         in_meta, in_blobs = encode_values(list(inputs[k]))
-        return {"outputs": out_meta, "inputs": in_meta}, out_blobs + in_blobs
+        # What the timed stream saw of each output at the end event (CUDA; timing/checksum.py).
+        reply = {"outputs": out_meta, "inputs": in_meta, "digests": list(digests[k]) if digests else None}
+        return reply, out_blobs + in_blobs
 
 
 def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:

@@ -5,7 +5,8 @@ the output the scorer asks for afterwards.  Per block the scorer (1) wall-clocks
 freezes the other worker meanwhile, (2) refuses reported times the wall clock cannot contain,
 and (3) for the candidate, picks one iteration *after* the block (in the first blocks and a
 random share of the rest) and checks its output against the reference on inputs it regenerates
-itself.  The event times still come from the candidate's process: docs/security.md says what
+itself, and (4) against the digest the timed stream took of it at the end event (a later write:
+tamper.side_stream; timing/checksum.py).  The event times still come from the candidate's process: docs/security.md says what
 that leaves open and the plan for it.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..isolation.client import WorkerClient
 from ..isolation.protocol import ProtocolError, decode_values
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
+from ..timing.checksum import digest_pair
 from ..timing.inprocess import iteration_seed
 
 
@@ -38,6 +40,27 @@ def should_check(checks_done: int, fraction: float) -> bool:
     """Whether to check an output of the block that just ran: the first two blocks always, then
     a random share, decided after the block so the candidate cannot know which are looked at."""
     return checks_done < 2 or secrets.randbelow(1_000_000) < fraction * 1_000_000
+
+
+def check_end_digests(label: str, k: int, digests: object, outs: list[OutputRecord]) -> None:
+    """The outputs fetched after the block against the digests the timed stream took of them
+    right after the call's end event.  Bytes that changed in between were written by work the
+    call left running (another stream, or queued behind the end event): its time is not in the
+    events, so the call is refused as `tamper.side_stream`.  Checked before the values: a late
+    write explains a wrong value more specifically than the mismatch does."""
+    if not isinstance(digests, list) or len(digests) != len(outs):
+        raise CandidateRejected("tamper.protocol", f"{label}: timed iteration {k}: no end-of-window digest "
+                                f"for each of its {len(outs)} outputs")
+    for i, (seen, rec) in enumerate(zip(digests, outs)):
+        if rec.tensor is None:
+            continue
+        if not (isinstance(seen, list) and len(seen) == 2 and all(type(v) is int for v in seen)):
+            raise CandidateRejected("tamper.protocol", f"{label}: timed iteration {k}: output {i}'s "
+                                    f"end-of-window digest is {seen!r}")
+        if tuple(seen) != digest_pair(rec.tensor):
+            raise CandidateRejected("tamper.side_stream", f"timed iteration {k}: output {i} changed after its timed "
+                                    "window closed (its bytes at the end event differ from the bytes fetched): work "
+                                    "writing it was still running on another stream or queued after the end event")
 
 
 def reported_block_ns(label: str, header: dict, wall_ns: float) -> float:
@@ -126,6 +149,7 @@ class WorkerSide:
             ins = decode_values(header["inputs"], blobs[n_out:])
         except (KeyError, TypeError, ProtocolError) as exc:
             raise CandidateRejected("tamper.protocol", f"{self.client.label}: bad fetch reply: {exc}") from None
+        check_end_digests(self.client.label, k, header.get("digests"), outs)
         inputs = self.program.make_inputs(iteration_seed(seed, k), self.size)
         fails = verify_call(self.program, inputs, outs, ins, self.tolerance)
         self.checks += 1

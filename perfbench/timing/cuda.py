@@ -14,6 +14,12 @@ toward 1.  Work hidden from the window is caught another way: the block's host c
 a device-wide synchronize after each call) against its event time (tamper.unaccounted_time), and
 one profiled call per size in the gate (side_streams.py).
 
+Right after the end event, still on S and still held, the timer enqueues a digest of each output
+(timing/checksum.py): the bytes as they stand when the window closes.  The scorer digests the
+output it fetches; a difference is work that wrote the output after the window
+(`tamper.side_stream`), which the profiled gate call cannot catch in a candidate that behaves
+while profiled.
+
 A call that synchronises while S is held cannot finish: the hold gives up after
 `hold_timeout_s`, and from then on this timer times calls without it (`fallback =
 "candidate.synchronizes"`: launch latency counted again, to this side's cost).
@@ -28,6 +34,8 @@ import time
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
+from ..outputs import as_outputs
+from .checksum import digest, digestible
 from .timers import BlockTiming
 
 MODES = ("events", "graph", "auto")
@@ -82,7 +90,7 @@ class CudaEventTimer:
     name = "cuda_events"
 
     def __init__(self, device: str = "cuda", *, mode: str = "events", hold_timeout_s: float = HOLD_TIMEOUT_S,
-                 gpu: Gpu | None = None):
+                 gpu: Gpu | None = None, digests: bool = True):
         if mode not in ("events", "graph"):
             raise ValueError(f"CudaEventTimer mode must be events or graph, got {mode!r}")
         if gpu is None:
@@ -95,6 +103,7 @@ class CudaEventTimer:
         self.fallbacks: list[tuple[str, str]] = []   # (reason code, message), in the order taken
         self._held = True          # False once a call synchronised while held
         self._capturable = True    # False once a call could not be captured
+        self.digests = digests     # digest each call's outputs right after its end event
 
     @property
     def fallback(self) -> str | None:
@@ -128,17 +137,23 @@ class CudaEventTimer:
                 gpu.synchronize()
                 t0 = time.perf_counter_ns()
         if result is None:
-            total, outputs = 0.0, []
+            total, outputs, pending = 0.0, [], []
             for args in inputs:
-                ns, out = self._timed_call(fn, args, flush)
+                ns, out, digests = self._timed_call(fn, args, flush)
                 total += ns
                 outputs.append(out)
-            result = (total, tuple(outputs))
+                pending.append(digests)
+            result = (total, tuple(outputs), pending)
         gpu.synchronize()
         host_ns = float(time.perf_counter_ns() - t0)
-        return BlockTiming(result[0], result[1], host_ns=host_ns, mode=self.mode_used)
+        return BlockTiming(result[0], result[1], host_ns=host_ns, mode=self.mode_used,
+                           digests=_resolved(result[2]) if self.digests else None)
 
-    def _timed_call(self, fn, args, flush, retried: bool = False) -> tuple[float, Any]:
+    def _digest_outputs(self, out: Any) -> list:
+        """Enqueued on the timed stream: a digest per output (None where it has no bytes to digest)."""
+        return [digest(x) if digestible(x) else None for x in as_outputs(out)] if self.digests else []
+
+    def _timed_call(self, fn, args, flush, retried: bool = False) -> tuple[float, Any, list]:
         gpu = self._gpu
         held = self._held
         gpu.reset_persisting_l2()
@@ -151,6 +166,7 @@ class CudaEventTimer:
             out = fn(*args)
             end = gpu.record()
             gpu.mark_window_end()
+            digests = self._digest_outputs(out)   # after the window, before the stream runs on
             if held:
                 gpu.release()
         gpu.synchronize()
@@ -163,9 +179,9 @@ class CudaEventTimer:
                                    "enqueued: it synchronises with the device (or takes that long to launch), twice; "
                                    "timed without the hold, launch latency included"))
             return self._timed_call(fn, args, flush, retried=True)
-        return gpu.elapsed_ns(start, end), out
+        return gpu.elapsed_ns(start, end), out, digests
 
-    def _graph_block(self, fn, inputs, flush) -> tuple[float, tuple]:
+    def _graph_block(self, fn, inputs, flush) -> tuple[float, tuple, list]:
         gpu = self._gpu
 
         def calls():
@@ -182,12 +198,13 @@ class CudaEventTimer:
                     flush()
 
         with_calls, outputs = gpu.capture(calls)
-        t_calls = self._timed_replay(with_calls)
+        pending: list[list] = []
+        t_calls = self._timed_replay(with_calls, lambda: pending.extend(self._digest_outputs(o) for o in outputs))
         # Without a flush there is nothing to subtract (and an empty graph cannot be replayed).
         t_flush = self._timed_replay(gpu.capture(flushes)[0]) if flush is not None else 0.0
-        return max(t_calls - t_flush, 0.0), outputs
+        return max(t_calls - t_flush, 0.0), outputs, pending
 
-    def _timed_replay(self, graph) -> float:
+    def _timed_replay(self, graph, after_end: Callable[[], None] | None = None) -> float:
         gpu = self._gpu
         gpu.reset_persisting_l2()
         with gpu.on_stream():
@@ -195,18 +212,22 @@ class CudaEventTimer:
             start = gpu.record()
             gpu.replay(graph)
             end = gpu.record()
+            if after_end is not None:
+                after_end()
             gpu.release()
         gpu.synchronize()
         return gpu.elapsed_ns(start, end)
 
     @contextmanager
     def marking_windows(self) -> Iterator[None]:
-        """Mark the end of each timed window with a named kernel (for a profile to read)."""
-        self._gpu.marking = True
+        """Mark the end of each timed window with a named kernel (for a profile to read).  No
+        digests meanwhile: their kernels run after the window, where the profile looks for the
+        call's hidden work (side_streams.outside_window)."""
+        self._gpu.marking, digests, self.digests = True, self.digests, False
         try:
             yield
         finally:
-            self._gpu.marking = False
+            self._gpu.marking, self.digests = False, digests
 
     def clock_mhz(self) -> float | None:
         """The SM clock now, from the probe kernel (None where the device cannot say)."""
@@ -217,3 +238,12 @@ class CudaEventTimer:
 
     def resolution_ns(self) -> float:
         return EVENT_RESOLUTION_NS
+
+
+def _resolved(pending: list[list]) -> tuple[tuple[tuple[int, int] | None, ...], ...]:
+    """Per call, per output: the digest as two ints (one device-to-host copy for the block)."""
+    import torch
+
+    found = [d for call in pending for d in call if d is not None]
+    values = iter(torch.stack(found).tolist() if found else [])
+    return tuple(tuple(None if d is None else tuple(int(v) for v in next(values)) for d in call) for call in pending)

@@ -43,6 +43,7 @@ class FakeGpu:
         self.l2_resets = 0
         self.window_ends = 0
         self.marking = False
+        self._side_writes: list[Callable[[], None]] = []
 
     # -- what fake kernels call ------------------------------------------------------------------
     def launch(self, cost_ns: float) -> None:
@@ -53,10 +54,14 @@ class FakeGpu:
         self.host_ns += self.launch_ns
         self._enqueue("kernel", cost_ns)
 
-    def launch_side(self, cost_ns: float) -> None:
-        """A kernel on a stream of the caller's own: not held, not between our events."""
+    def launch_side(self, cost_ns: float, write: Callable[[], None] | None = None) -> None:
+        """A kernel on a stream of the caller's own: not held, not between our events.  Its
+        `write` (to an output) lands when the host next synchronises: after anything the timed
+        stream enqueued meanwhile, as a kernel still running there would."""
         self.host_ns += self.launch_ns
         self.side_ns = max(self.side_ns, self.host_ns) + cost_ns
+        if write is not None:
+            self._side_writes.append(write)
 
     # -- the Gpu protocol ------------------------------------------------------------------------
     @contextmanager
@@ -71,6 +76,9 @@ class FakeGpu:
             self.timed_out = True
             self._drain(self.host_ns)
         self.host_ns = max(self.host_ns, self.device_ns, self.side_ns)
+        writes, self._side_writes = self._side_writes, []
+        for write in writes:
+            write()
 
     def reset_persisting_l2(self) -> None:
         self.l2_resets += 1

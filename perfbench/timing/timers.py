@@ -25,6 +25,8 @@ class BlockTiming:
     outputs: tuple[Any, ...]
     host_ns: float | None = None   # the block on the host's clock, where the timer is not it
     mode: str | None = None        # how a CUDA block was timed (events, events-unheld, graph)
+    digests: tuple | None = None   # CUDA: per call, per output, (sum, weighted sum) of its bytes at
+                                   # the end event (timing/checksum.py); None where not taken
 
 
 class Timer(Protocol):
