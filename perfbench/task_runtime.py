@@ -6,8 +6,6 @@ baseline/candidate callable).  One class for both task formats so callers never 
 from __future__ import annotations
 
 import copy
-import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,11 +25,6 @@ def _upcast(x: Any) -> Any:
     if isinstance(x, torch.Tensor) and x.is_floating_point():
         return x.to(torch.float64)
     return x
-
-
-# Threads making one block's inputs (TaskProgram.make_many): more buys little once torch's own
-# intra-op threads (the scaling and casts in a task's make_inputs) share the same cores.
-MAX_INPUT_THREADS = 4
 
 
 class TaskProgram:
@@ -68,20 +61,6 @@ class TaskProgram:
         if not isinstance(args, (tuple, list)):
             raise UsageError(f"{self.spec.name}: make_inputs must return a tuple, got {type(args).__name__}")
         return tuple(_to_device(a, self.device) for a in args)
-
-    def make_many(self, seeds: list[int], size: str) -> list[tuple]:
-        """`make_inputs` for each seed, in order; on as many of this process's cores as there are
-        seeds (at most MAX_INPUT_THREADS).  The scorer calls it only between timed requests, with
-        both workers frozen, so the cores are idle; for a memory-sized task, making fresh inputs
-        costs more than timing them (row_softmax: 6 x 20 ms a block against 2.7 ms calls).
-
-        Safe because a task's `make_inputs` uses its own torch.Generator (docs/tasks.md) and torch
-        ops release the GIL; a KernelBench problem draws from the global RNG, so it stays serial."""
-        workers = min(len(seeds), MAX_INPUT_THREADS, len(os.sched_getaffinity(0)))
-        if workers < 2 or self.spec.format == FORMAT_KERNELBENCH:
-            return [self.make_inputs(seed, size) for seed in seeds]
-        with ThreadPoolExecutor(workers, thread_name_prefix="perfbench-inputs") as pool:
-            return list(pool.map(lambda seed: self.make_inputs(seed, size), seeds))
 
     def _reference_fn(self) -> Callable[..., Any]:
         if self._reference is None:
