@@ -6,8 +6,8 @@ freezes the other worker meanwhile, (2) refuses reported times the wall clock ca
 and (3) for the candidate, picks one iteration *after* the block (in the first blocks and a
 random share of the rest) and checks its output against the reference on inputs it regenerates
 itself, and (4) against the digest the timed stream took of it at the end event (a later write:
-tamper.side_stream; timing/checksum.py).  The event times still come from the candidate's process: docs/security.md says what
-that leaves open and the plan for it.
+tamper.side_stream; timing/checksum.py).  The event times still come from the candidate's
+process: docs/security.md says what that leaves open and the plan for it.
 """
 from __future__ import annotations
 

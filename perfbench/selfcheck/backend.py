@@ -105,5 +105,5 @@ def cuda_backend(device: str) -> Backend:
         return _with_extra(lambda a: a @ a, extra), (lambda seed: (torch.randn(16, 1024, 1024, device=device),))
 
     l2 = int(getattr(torch.cuda.get_device_properties(torch.device(device)), "L2_cache_size", 0))
-    return Backend(device, CudaEventTimer(device), kernels, lambda: _GpuLoad(device),
+    return Backend(device, CudaEventTimer(device, digests=False), kernels, lambda: _GpuLoad(device),
                    lambda: cuda_l2_flusher(device), l2)

@@ -245,5 +245,7 @@ def _resolved(pending: list[list]) -> tuple[tuple[tuple[int, int] | None, ...], 
     import torch
 
     found = [d for call in pending for d in call if d is not None]
-    values = iter(torch.stack(found).tolist() if found else [])
+    # (An output on another device than the first, e.g. a CPU tensor from a CUDA task, is moved:
+    # the gate names that mistake, this must not fail on it.)
+    values = iter(torch.stack([d.to(found[0].device) for d in found]).tolist() if found else [])
     return tuple(tuple(None if d is None else tuple(int(v) for v in next(values)) for d in call) for call in pending)
