@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
@@ -180,16 +181,22 @@ def operands(case: SparseCase) -> dict[str, torch.Tensor]:
     return out
 
 
+def dense_fn(case: SparseCase, d: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
+    """The op on dense operands `d`, by dense PyTorch: the torch-dense variant (float32) and, in
+    float64, the reference.  The named ops call the BLAS-backed products a user would write."""
+    if case.op.startswith(EINSUM):
+        args = tuple(d.values())
+        return lambda: torch.einsum(case.expression, *args)
+    if case.op == "spmv":
+        return lambda: d["A"] @ d["x"]
+    if case.op == "sddmm":
+        return lambda: d["S"] * (d["A"] @ d["B"])
+    return lambda: d["A"] @ d["B"]
+
+
 def reference(case: SparseCase, ops: dict[str, torch.Tensor]) -> torch.Tensor:
     """The answer in float64, by dense PyTorch (the gate's oracle)."""
-    d = {name: t.to(torch.float64) for name, t in ops.items()}
-    if case.op.startswith(EINSUM):
-        return torch.einsum(case.expression, *d.values())
-    if case.op == "spmv":
-        return d["A"] @ d["x"]
-    if case.op == "sddmm":
-        return d["S"] * (d["A"] @ d["B"])
-    return d["A"] @ d["B"]
+    return dense_fn(case, {name: t.to(torch.float64) for name, t in ops.items()})()
 
 
 def tolerances(dtype: str, k: int) -> tuple[float, float]:

@@ -12,7 +12,7 @@ from typing import Callable
 
 import torch
 
-from .cases import EINSUM, CompileError, NotApplicable, SparseCase, tolerances, torch_layout
+from .cases import EINSUM, CompileError, NotApplicable, SparseCase, dense_fn, tolerances, torch_layout
 
 VARIANTS = ("torch-dense", "torch-sparse", "scorch")
 OK, INCORRECT, COMPILE_ERROR, NOT_APPLICABLE = "ok", "incorrect", "compile_error", "not_applicable"
@@ -36,7 +36,7 @@ def prepare(variant: str, case: SparseCase, operands: dict[str, torch.Tensor]) -
     sparse = case.sparse_operands
     if variant == "torch-dense":
         ops = {k: v.contiguous() for k, v in operands.items()}
-        fn = _dense_fn(case, ops)
+        fn = dense_fn(case, ops)
     elif variant == "torch-sparse":
         if case.op.startswith(EINSUM):
             raise NotApplicable("torch-sparse has no general einsum")
@@ -72,18 +72,6 @@ def _user_variant(path: str, case: SparseCase, operands: dict[str, torch.Tensor]
     if fn is None:
         raise NotApplicable(f"py:{path} has no {case.op} on {case.fmt}")
     return fn
-
-
-def _dense_fn(case: SparseCase, d: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
-    op = case.op
-    if op.startswith(EINSUM):
-        args = tuple(d.values())
-        return lambda: torch.einsum(case.expression, *args)
-    if op == "spmv":
-        return lambda: d["A"] @ d["x"]
-    if op == "sddmm":
-        return lambda: d["S"] * (d["A"] @ d["B"])
-    return lambda: d["A"] @ d["B"]
 
 
 def _sparse_fn(op: str, d: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
