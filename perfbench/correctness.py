@@ -3,7 +3,8 @@
 Runs in the scorer (parent) process on data rebuilt from raw bytes, never on objects the
 candidate handed over.  Each rule has a stable reason code:
 
-    output.not_tensor        an output is not an exact torch.Tensor (subclasses are refused)
+    output.not_tensor        an output is not an exact, strided torch.Tensor (subclasses and
+                             sparse layouts are refused)
     output.structure         wrong number of outputs / nesting
     correctness.shape        shape differs from the reference's
     correctness.dtype        dtype differs (a silent precision downcast is caught here or below)
@@ -86,6 +87,8 @@ def record_of(t: object, inputs: Sequence[object] = ()) -> OutputRecord:
     """Describe a live object (worker side, or trusted in-process use)."""
     if type(t) is not torch.Tensor:
         return OutputRecord(type(t).__qualname__, "", (), (), "", False, None)
+    if t.layout != torch.strided:   # sparse, mkldnn: no strides, no storage to read or compare
+        return OutputRecord(f"{str(t.layout).replace('torch.', '')} Tensor", "", (), (), "", False, None)
     try:
         data = t.detach().to("cpu", copy=True)
     except (RuntimeError, NotImplementedError):  # e.g. a meta tensor: shape without values
@@ -120,7 +123,7 @@ def check_output(rec: OutputRecord, expected: torch.Tensor, oracle: torch.Tensor
                  tol: Tolerance) -> list[Failure]:
     """All rule violations of one output.  `oracle` is the float64 reference (or None)."""
     if rec.type_name != "Tensor":
-        return [Failure("output.not_tensor", f"output is a {rec.type_name}, not an exact torch.Tensor")]
+        return [Failure("output.not_tensor", f"output is a {rec.type_name}, not an exact, strided torch.Tensor")]
     fails: list[Failure] = []
     if rec.shape != tuple(expected.shape):
         if expected.numel() > 0 and 0 in rec.shape:

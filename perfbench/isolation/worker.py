@@ -137,8 +137,8 @@ class _WorkerState:
             if t is None:
                 tab[row:row + n_out, 0] = KIND_STRUCTURE
                 tab[row, 1] = count
-            elif type(t) is not torch.Tensor or t.device.type != "cpu":
-                tab[row, 0] = KIND_OTHER
+            elif type(t) is not torch.Tensor or t.device.type != "cpu" or t.layout != torch.strided:
+                tab[row, 0] = KIND_OTHER   # (a sparse tensor has no data_ptr to read)
             elif t.dim() > MAX_DIMS:
                 tab[row, 0] = KIND_TOO_MANY_DIMS
             else:

@@ -205,7 +205,7 @@ class ArenaSide:
     def _read_output(self, r: np.ndarray, expected: torch.Tensor, k: int) -> OutputRecord:
         """One output as the table describes it, its bytes read from the frozen worker."""
         if r[0] == KIND_OTHER:
-            return OutputRecord("not a tensor (or not on the CPU)", "", (), (), "", False, None)
+            return OutputRecord("not a tensor (or not a strided one on the CPU)", "", (), (), "", False, None)
         if r[0] == KIND_EXPECTED:   # address only: the expected dtype and shape, contiguous
             dtype, shape, strides = expected.dtype, tuple(expected.shape), expected.contiguous().stride()
         elif r[0] == KIND_TENSOR and 0 <= r[2] < len(DTYPES) and 0 <= r[3] <= MAX_DIMS:
