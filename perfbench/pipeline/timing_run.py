@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import tamper
+from .. import stats, tamper
 from ..correctness import Failure
 from ..device.clock_probe import ProbedMonitor
 from ..device.clocks import ClockControl
@@ -22,7 +22,7 @@ from ..results import PairedSamples
 from ..task_runtime import TaskProgram
 from ..tasks import TaskSpec
 from ..timing.cuda import choose_mode
-from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
+from ..timing.sampler import ProgressFn, SamplerConfig, grown_iters, sample_pairs
 from .arena_side import ArenaSide
 from .baseline_pool import BaselinePool
 from .config import ScoreConfig
@@ -80,6 +80,7 @@ class TimingRun:
         if self.baselines is None:
             self.servers["baseline"] = ForkServer("baseline", untrusted=False, sandbox=su.cfg.sandbox,
                                                   threading=su.threading)
+        stats.preload()   # while both zygotes import torch
         for server in self.servers.values():
             server.start(su.cfg.load_timeout_s)
 
@@ -127,6 +128,7 @@ class TimingRun:
         with candidate_worker(spec, su.cand_path, cfg, su.threading, self.servers.get("candidate")) as cand, \
                 self._baseline_worker(j) as base_w:
             try:
+                stats.preload()   # (fresh interpreters: while they start; else done already)
                 if base_w.isolation is None:   # (a kept baseline worker started for an earlier row)
                     base_w.start(cfg.load_timeout_s)
                 isolation, missing = isolation_record(cand, cfg, self.nondumpable)
@@ -271,8 +273,10 @@ def baseline_alone(side: ArenaSide | WorkerSide, sc: SamplerConfig, seed: int, b
     """Per-iteration times of the baseline before the candidate is loaded (A/A reference)."""
     side.run_block(1, seed)  # the first call pays for cold caches and page faults
     iters = 1
-    while side.run_block(iters, seed) * iters * 1e-9 < sc.min_block_s and iters < sc.max_iters_per_block:
-        iters = min(sc.max_iters_per_block, iters * 4)
+    # Sized as the pairs' blocks are: a fixed 4x ramp overshot up to 4x (and a fast kernel's
+    # blocks are mostly input making: 10 ms of calls took ~0.2 s of the scorer's time each).
+    while (bigger := grown_iters(iters, side.run_block(iters, seed) * iters * 1e-9, sc)) is not None:
+        iters = bigger
     return [side.run_block(iters, seed + 1 + i) for i in range(blocks)]
 
 

@@ -101,6 +101,15 @@ def _block_seed(master: int, pair: int) -> int:
     return (master * 1_000_003 + pair * 7919 + 1) % (1 << 62)
 
 
+def grown_iters(iters: int, block_s: float, cfg: SamplerConfig) -> int | None:
+    """A block of `iters` calls took `block_s`: the next, larger block size that should reach
+    cfg.min_block_s (at most 64x larger, at least 2x), or None once it is long enough."""
+    if block_s >= cfg.min_block_s or iters >= cfg.max_iters_per_block:
+        return None
+    grow = math.ceil(cfg.min_block_s / max(block_s, 1e-9))
+    return min(cfg.max_iters_per_block, iters * max(2, min(grow, 64)))
+
+
 def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int, clock: Clock,
                       iters: int | None = None) -> int:
     """Run both sides for cfg.warmup_s and return the iterations per block.
@@ -115,10 +124,9 @@ def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed:
     while True:
         tb = baseline.run_block(iters, seed)
         tc = candidate.run_block(iters, seed)
-        fast_block_s = min(tb, tc) * iters * 1e-9
-        if not fixed and fast_block_s < cfg.min_block_s and iters < cfg.max_iters_per_block:
-            grow = math.ceil(cfg.min_block_s / max(fast_block_s, 1e-9))
-            iters = min(cfg.max_iters_per_block, iters * max(2, min(grow, 64)))
+        bigger = None if fixed else grown_iters(iters, min(tb, tc) * iters * 1e-9, cfg)
+        if bigger is not None:
+            iters = bigger
             continue
         if clock() - start >= cfg.warmup_s:
             return iters

@@ -61,6 +61,38 @@ def test_a_small_error_everywhere_fails_the_norm_check():
     assert [f.reason for f in check_output(record_of(got), ref, ref.double(), tol)] == ["correctness.norm"]
 
 
+# The common case is checked piece by piece (correctness._CHECK_CHUNK elements at a time): a
+# fault in any piece, and an error spread thinly over all of them, is still found.
+BIG = 3 * (1 << 18) + 5
+
+
+@pytest.mark.parametrize("at", [0, (1 << 18) - 1, 1 << 18, BIG - 1])
+@pytest.mark.parametrize("bad,code", [(float("nan"), "correctness.nan"), (float("inf"), "correctness.nan"),
+                                      (0.5, "correctness.mismatch")])
+def test_a_fault_in_any_piece_of_a_large_output_is_found(at, bad, code):
+    ref = torch.linspace(1.0, 2.0, BIG)
+    got = ref.clone()
+    got[at] += bad
+    assert _codes(got, ref) == [code]
+    assert _codes(ref.clone(), ref) == []
+
+
+def test_the_norm_over_pieces_is_the_whole_outputs():
+    ref = torch.ones(BIG, dtype=torch.float64)
+    tol = Tolerance(1e-3, 1e-3)
+    for err, codes in ((0.99e-3, []), (1.01e-3, ["correctness.norm"])):   # rel. norm error = err
+        got = ref + err
+        assert [f.reason for f in check_output(record_of(got), ref, ref, tol)] == codes
+
+
+def test_checking_a_float64_output_leaves_it_as_it_was():
+    ref = torch.linspace(1.0, 2.0, BIG, dtype=torch.float64)
+    rec = record_of(ref + 1e-9)
+    before = rec.tensor.clone()   # a record's values are compared again later (judge_repeated_call)
+    assert check_output(rec, ref, ref, Tolerance(1e-6, 1e-6)) == []
+    assert torch.equal(rec.tensor, before)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8,
                                    torch.complex128])
 def test_poison_is_found_in_every_element_size(dtype):
