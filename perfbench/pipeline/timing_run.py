@@ -269,8 +269,12 @@ def merge_diagnostics(parts: list[dict]) -> dict:
     return out
 
 
-def baseline_alone(side: ArenaSide | WorkerSide, sc: SamplerConfig, seed: int, blocks: int = 5) -> list[float]:
-    """Per-iteration times of the baseline before the candidate is loaded (A/A reference)."""
+def baseline_alone(side: ArenaSide | WorkerSide, sc: SamplerConfig, seed: int, blocks: int = 3) -> list[float]:
+    """Per-iteration times of the baseline before the candidate is loaded (A/A reference).
+
+    Three blocks: their median is what the slowdown warning (tamper.baseline_slowdown) and the
+    CUDA timing-mode choice read, and every score, a rejected one too, pays for them before its
+    gate (a fast kernel's 10 ms block costs the scorer ~0.2 s of inputs)."""
     side.run_block(1, seed)  # the first call pays for cold caches and page faults
     iters = 1
     # Sized as the pairs' blocks are: a fixed 4x ramp overshot up to 4x (and a fast kernel's
