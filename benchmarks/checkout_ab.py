@@ -1,0 +1,72 @@
+"""A/B of two checkouts: does a change move the speedups it reports, and what did it save?
+
+docs/batch.md's rule: anything that changes what the scorer does between timed blocks needs an
+A/B of speedups, not only of wall time.  This runs `perfbench score` (the CLI, a fresh
+interpreter per score, as a user runs it) from two checkouts alternately, BEFORE then AFTER in
+even pairs and AFTER then BEFORE in odd ones, so that a host whose speed drifts during the run
+loads both sides alike.  Each checkout scores with its own `.venv` (`make install` in it).  Prints
+every score, then the paired mean and standard error of log(after/before) speedup and of the
+wall-time difference.
+
+    python benchmarks/checkout_ab.py BEFORE_CHECKOUT AFTER_CHECKOUT [--pairs 8]
+        [--task tasks/row_softmax] [--candidate tasks/row_softmax/solution.py]
+"""
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+
+def one_score(checkout: Path, task: str, candidate: str) -> tuple[float, float, int]:
+    """(wall s, speedup, worker processes run) of one CLI score run from `checkout`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "verdict.json"
+        t0 = time.perf_counter()
+        proc = subprocess.run([str(checkout / ".venv" / "bin" / "python"), "-m", "perfbench.cli", "score", task,
+                               candidate, "--quiet", "--out", str(out)], cwd=checkout, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0 or not out.exists():
+            raise SystemExit(f"{checkout}: score exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        verdict = json.loads(out.read_text())
+    return wall, verdict["speedup"], verdict["comparison"]["extra"]["stopping"]["processes_run"]
+
+
+def mean_and_se(xs: list[float]) -> tuple[float, float]:
+    return statistics.mean(xs), (statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else float("nan"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("before", type=Path)
+    ap.add_argument("after", type=Path)
+    ap.add_argument("--pairs", type=int, default=8)
+    ap.add_argument("--task", default="tasks/row_softmax", help="relative to each checkout")
+    ap.add_argument("--candidate", default=None, help="relative to each checkout (default: the task's solution.py)")
+    args = ap.parse_args()
+    candidate = args.candidate or f"{args.task}/solution.py"
+    sides = {"before": args.before.resolve(), "after": args.after.resolve()}
+    for label, root in sides.items():
+        if not (root / ".venv" / "bin" / "python").exists():
+            raise SystemExit(f"{label} checkout {root}: no .venv (run `make install` there)")
+    runs: dict[str, list[tuple[float, float, int]]] = {"before": [], "after": []}
+    for i in range(args.pairs):
+        for label in (("before", "after") if i % 2 == 0 else ("after", "before")):
+            wall, s, processes = one_score(sides[label], args.task, candidate)
+            runs[label].append((wall, s, processes))
+            print(f"pair {i} {label:6s}: {wall:5.1f} s  s={s:.3f}  processes={processes}", flush=True)
+    log_ratio = [math.log(a[1] / b[1]) for b, a in zip(runs["before"], runs["after"])]
+    wall_diff = [a[0] - b[0] for b, a in zip(runs["before"], runs["after"])]
+    (m_s, se_s), (m_w, se_w) = mean_and_se(log_ratio), mean_and_se(wall_diff)
+    for label, rs in runs.items():
+        print(f"{label:6s}: median wall {statistics.median(r[0] for r in rs):.1f} s, "
+              f"median speedup {statistics.median(r[1] for r in rs):.3f}")
+    print(f"{args.pairs} pairs: mean log(after/before) speedup {m_s:+.4f} (standard error {se_s:.4f}); "
+          f"wall after - before {m_w:+.2f} s (standard error {se_w:.2f})")
+
+
+if __name__ == "__main__":
+    main()
