@@ -61,6 +61,18 @@ def test_a_small_error_everywhere_fails_the_norm_check():
     assert [f.reason for f in check_output(record_of(got), ref, ref.double(), tol)] == ["correctness.norm"]
 
 
+@pytest.mark.parametrize("got,codes", [
+    (torch.tensor([1 + 2j, 3 - 1j]), []),
+    (torch.tensor([1 - 5j, 3 + 7j]), ["correctness.mismatch"]),            # only the imaginary parts wrong
+    (torch.tensor([1 + 2j, complex(3, float("nan"))]), ["correctness.nan"]),
+    (torch.tensor([1 + 2.00001j, 3 - 1j]), []),                            # within float32's tolerance
+])
+def test_complex_outputs_are_checked_in_both_parts(got, codes):
+    ref = torch.tensor([1 + 2j, 3 - 1j])
+    assert [f.reason for f in check_output(record_of(got), ref, ref.to(torch.complex128),
+                                           default_tolerance(ref.dtype))] == codes
+
+
 # The common case is checked piece by piece (correctness._CHECK_CHUNK elements at a time): a
 # fault in any piece, and an error spread thinly over all of them, is still found.
 BIG = 3 * (1 << 18) + 5
