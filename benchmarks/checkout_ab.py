@@ -12,27 +12,20 @@ wall-time difference.
         [--task tasks/row_softmax] [--candidate tasks/row_softmax/solution.py]
 """
 import argparse
-import json
 import math
 import statistics
-import subprocess
-import tempfile
-import time
 from pathlib import Path
+
+import score_wall   # (this script's directory is on sys.path)
 
 
 def one_score(checkout: Path, task: str, candidate: str) -> tuple[float, float, int]:
-    """(wall s, speedup, worker processes run) of one CLI score run from `checkout`."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "verdict.json"
-        t0 = time.perf_counter()
-        proc = subprocess.run([str(checkout / ".venv" / "bin" / "python"), "-m", "perfbench.cli", "score", task,
-                               candidate, "--quiet", "--out", str(out)], cwd=checkout, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-        if proc.returncode != 0 or not out.exists():
-            raise SystemExit(f"{checkout}: score exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
-        verdict = json.loads(out.read_text())
-    return wall, verdict["speedup"], verdict["comparison"]["extra"]["stopping"]["processes_run"]
+    """(wall s, speedup, worker processes run) of one CLI score run from `checkout` with its venv."""
+    r = score_wall.one_score(Path(task), Path(candidate), ("--quiet",), str(checkout / ".venv" / "bin" / "python"),
+                             checkout)
+    if r["exit"] != 0 or r["speedup"] is None:
+        raise SystemExit(f"{checkout}: score exited {r['exit']} with no speedup")
+    return r["wall_s"], r["speedup"], r["processes"]
 
 
 def mean_and_se(xs: list[float]) -> tuple[float, float]:

@@ -21,12 +21,15 @@ PHASES = ("starting workers (1", "correctness gate", "timing AB-BA pairs", "star
           "starting workers (3", "stopping after")
 
 
-def one_score(task: Path, candidate: Path, extra: tuple[str, ...] = ()) -> dict:
+def one_score(task: Path, candidate: Path, extra: tuple[str, ...] = (), python: str = sys.executable,
+              cwd: Path | None = None) -> dict:
+    """One CLI score by `python` (another checkout's venv: benchmarks/checkout_ab.py) in `cwd`."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "verdict.json"
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "perfbench.cli", "score", str(task), str(candidate),
-                                 "--out", str(out), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([python, "-m", "perfbench.cli", "score", str(task), str(candidate),
+                                 "--out", str(out), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                cwd=cwd)
         seen = {}
         for line in proc.stderr:
             for part in line.replace("\r", "\n").splitlines():
@@ -39,7 +42,7 @@ def one_score(task: Path, candidate: Path, extra: tuple[str, ...] = ()) -> dict:
     stopping = ((verdict.get("comparison") or {}).get("extra") or {}).get("stopping") or {}
     ci = verdict.get("ci") or (None, None)
     return {"wall_s": wall, "exit": proc.returncode, "phases": seen,
-            "speedup": round(verdict["speedup"], 3) if verdict.get("speedup") else None,
+            "speedup": verdict.get("speedup"),
             "ci": tuple(round(x, 3) for x in ci if x is not None), "processes": stopping.get("processes_run")}
 
 
@@ -58,7 +61,7 @@ def main() -> None:
         runs.append(r)
         phases = "  ".join(f"{k.split(' (')[0].split()[0]}{'' if '(' not in k else k[-1]}@{v:.1f}"
                            for k, v in r["phases"].items())
-        print(f"run {i + 1}: {r['wall_s']:.1f} s  exit {r['exit']}  s={r['speedup']}  CI={r['ci']}  "
+        print(f"run {i + 1}: {r['wall_s']:.1f} s  exit {r['exit']}  s={r['speedup'] and round(r['speedup'], 3)}  CI={r['ci']}  "
               f"processes={r['processes']}  [{phases}]", flush=True)
     walls = sorted(r["wall_s"] for r in runs)
     print(f"\n{args.task.name}: median wall {walls[len(walls) // 2]:.1f} s over {len(runs)} scores "
