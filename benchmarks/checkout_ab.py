@@ -4,12 +4,15 @@ docs/batch.md's rule: anything that changes what the scorer does between timed b
 A/B of speedups, not only of wall time.  This runs `perfbench score` (the CLI, a fresh
 interpreter per score, as a user runs it) from two checkouts alternately, BEFORE then AFTER in
 even pairs and AFTER then BEFORE in odd ones, so that a host whose speed drifts during the run
-loads both sides alike.  Each checkout scores with its own `.venv` (`make install` in it).  Prints
+loads both sides alike.  Each checkout scores with its own `.venv` (`make install` in it), or
+with `--python`'s interpreter for both: `python -m perfbench.cli` in a checkout imports that
+checkout's perfbench, and its workers import the same one.  (Not a `.venv` symlinked into a
+checkout: the sandbox shows the interpreter's real path only.)  Prints
 every score, then the paired mean and standard error of log(after/before) speedup and of the
 wall-time difference.
 
     python benchmarks/checkout_ab.py BEFORE_CHECKOUT AFTER_CHECKOUT [--pairs 8]
-        [--task tasks/row_softmax] [--candidate tasks/row_softmax/solution.py]
+        [--task tasks/row_softmax] [--candidate tasks/row_softmax/solution.py] [--python PY]
 """
 import argparse
 import math
@@ -19,10 +22,9 @@ from pathlib import Path
 import score_wall   # (this script's directory is on sys.path)
 
 
-def one_score(checkout: Path, task: str, candidate: str) -> tuple[float, float, int]:
-    """(wall s, speedup, worker processes run) of one CLI score run from `checkout` with its venv."""
-    r = score_wall.one_score(Path(task), Path(candidate), ("--quiet",), str(checkout / ".venv" / "bin" / "python"),
-                             checkout)
+def one_score(checkout: Path, task: str, candidate: str, python: str) -> tuple[float, float, int]:
+    """(wall s, speedup, worker processes run) of one CLI score run from `checkout` by `python`."""
+    r = score_wall.one_score(Path(task), Path(candidate), ("--quiet",), python, checkout)
     if r["exit"] != 0 or r["speedup"] is None:
         raise SystemExit(f"{checkout}: score exited {r['exit']} with no speedup")
     return r["wall_s"], r["speedup"], r["processes"]
@@ -39,16 +41,18 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=8)
     ap.add_argument("--task", default="tasks/row_softmax", help="relative to each checkout")
     ap.add_argument("--candidate", default=None, help="relative to each checkout (default: the task's solution.py)")
+    ap.add_argument("--python", default=None, help="the interpreter for both checkouts (default: each one's .venv)")
     args = ap.parse_args()
     candidate = args.candidate or f"{args.task}/solution.py"
     sides = {"before": args.before.resolve(), "after": args.after.resolve()}
+    pythons = {label: args.python or str(root / ".venv" / "bin" / "python") for label, root in sides.items()}
     for label, root in sides.items():
-        if not (root / ".venv" / "bin" / "python").exists():
-            raise SystemExit(f"{label} checkout {root}: no .venv (run `make install` there)")
+        if not Path(pythons[label]).exists():
+            raise SystemExit(f"{label} checkout {root}: no .venv (run `make install` there, or pass --python)")
     runs: dict[str, list[tuple[float, float, int]]] = {"before": [], "after": []}
     for i in range(args.pairs):
         for label in (("before", "after") if i % 2 == 0 else ("after", "before")):
-            wall, s, processes = one_score(sides[label], args.task, candidate)
+            wall, s, processes = one_score(sides[label], args.task, candidate, pythons[label])
             runs[label].append((wall, s, processes))
             print(f"pair {i} {label:6s}: {wall:5.1f} s  s={s:.3f}  processes={processes}", flush=True)
     log_ratio = [math.log(a[1] / b[1]) for b, a in zip(runs["before"], runs["after"])]

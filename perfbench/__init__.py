@@ -2,10 +2,21 @@
 __version__ = "0.1.0"
 
 from .errors import CandidateRejected, PerfbenchError, UsageError  # noqa: E402
-from .pipeline import compare  # noqa: E402
 from .results import SCHEMA_VERSION, ComparisonResult, PairedSamples  # noqa: E402
 from .scoring import r_impl, r_perf  # noqa: E402
 from .timing.sampler import SamplerConfig  # noqa: E402
 
 __all__ = ["compare", "r_perf", "r_impl", "SamplerConfig", "ComparisonResult", "PairedSamples",
            "SCHEMA_VERSION", "PerfbenchError", "UsageError", "CandidateRejected", "__version__"]
+
+
+def __getattr__(name: str):
+    # `compare` imports torch (~1 s), so it is imported on first use, not with the package: every
+    # perfbench process imports this package first, and `perfbench score` must be able to start
+    # its zygotes (which import torch themselves) before it imports torch (pipeline/score.py).
+    if name == "compare":
+        from .pipeline.compare import compare
+
+        globals()["compare"] = compare
+        return compare
+    raise AttributeError(f"module 'perfbench' has no attribute {name!r}")

@@ -59,7 +59,7 @@ def _score_config(*, pairs: int | None = None, max_pairs: int | None = None, bud
                   **fields):
     """A ScoreConfig from command-line values; a bad value is a one-line usage error."""
     from .errors import UsageError
-    from .pipeline.compare_files import sampler_config
+    from .pipeline.config import sampler_config
     from .pipeline.score import ScoreConfig
 
     try:
@@ -124,7 +124,8 @@ def _progress(quiet: bool):
 def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pairs, max_pairs,
             budget, seed, as_json, out, quiet, fake_timer):
     """Time CANDIDATE_FILE's function against BASELINE_FILE's with AB-BA pairs (in-process, trusted code)."""
-    from .pipeline.compare_files import compare_files, sampler_config
+    from .pipeline.compare_files import compare_files
+    from .pipeline.config import sampler_config
 
     cfg = sampler_config(min_pairs=min_pairs, max_pairs=max_pairs, budget=budget)
     result = compare_files(baseline_file, candidate_file, fn_name=fn_name, inputs_name=inputs_name,
@@ -283,7 +284,7 @@ def env(device, as_json):
 def selfcheck(device, quick, as_json, out_dir, skip_tasks):
     """Measure this machine's timer, cache flush, noise floor, drift robustness and sensitivity."""
     from .device.environment import environment_report
-    from .pipeline.compare import check_device
+    from .device.check import check_device
     from .report import selfcheck_table
     from .selfcheck.backend import cpu_backend, cuda_backend
     from .selfcheck.run import SelfcheckConfig, plot, run_selfcheck
@@ -329,7 +330,7 @@ def clocks_lock(device, policy, mem_mhz, dry_run):
     """Lock the GPU clocks until `perfbench clocks reset` (verify first with --dry-run)."""
     from .device.clocks import ClockLock
     from .device.session import connect, gpu_warmup
-    from .pipeline.compare import check_device
+    from .device.check import check_device
 
     nvml, bus, why = connect(check_device(device))
     lock = ClockLock(nvml, bus, clock_request(policy, dry_run=dry_run, mem_mhz=mem_mhz),
@@ -347,7 +348,7 @@ def clocks_reset(device):
     from .device.clocks import reset_stale
     from .device.session import connect
     from .errors import EnvironmentUnavailable
-    from .pipeline.compare import check_device
+    from .device.check import check_device
 
     nvml, bus, why = connect(check_device(device))
     if nvml is None:

@@ -1,8 +1,12 @@
 """Turn results into text a person reads.  Computes nothing that is not already in the result."""
 from __future__ import annotations
 
-from .pipeline.validate import ValidationReport
+from typing import TYPE_CHECKING
+
 from .results import VERDICT_REJECTED, ComparisonResult, ScoreResult, _median
+
+if TYPE_CHECKING:   # (the validation pipeline imports torch; a report needs none)
+    from .pipeline.validate import ValidationReport
 
 SIGNIFICANCE = 0.01
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .timing.cuda import MODES as TIMING_MODES  # how a CUDA task's calls are timed
+from .timing.modes import MODES as TIMING_MODES  # how a CUDA task's calls are timed
 
 KINDS = ("perf", "impl")
 DEVICES = ("cpu", "cuda")

@@ -324,7 +324,7 @@ def main() -> int:
         import glob
         import subprocess
 
-        from perfbench.isolation.client import _worker_env
+        from perfbench.isolation.launch import _worker_env
         from perfbench.isolation.sandbox import plan_sandbox
         snippet = ("import os,ctypes,glob;print('uid',os.getuid());"
                    "print([(p,oct(os.stat(p).st_mode),os.access(p,os.R_OK|os.W_OK)) for p in sorted(glob.glob('/dev/nvidia*'))]);"

@@ -29,7 +29,7 @@ def main() -> int:
     out = Path(ap.parse_args().out)
     out.mkdir(parents=True, exist_ok=True)
     from perfbench.isolation import sandbox
-    from perfbench.isolation.client import _worker_env
+    from perfbench.isolation.launch import _worker_env
     from perfbench.isolation.worker_view import setpriv_user_args
 
     probe = [sys.executable, "-c", PROBE]

@@ -39,7 +39,7 @@ class BatchOptions:
         return asdict(self)
 
     def score_config(self):
-        from ..pipeline.compare_files import sampler_config
+        from ..pipeline.config import sampler_config
         from ..pipeline.config import ScoreConfig
 
         try:

@@ -14,84 +14,23 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import perfbench
-
 from ..errors import CandidateRejected, UsageError
 from .arena import SharedArena
-from .cpu_threads import WAIT_VARS, CpuThreading
-from .procfs import child_pids, session_cpu_seconds, session_pids
+from .cpu_threads import CpuThreading
+from .launch import interpreter_pid, kill_group, read_tail, spawn
+from .procfs import session_cpu_seconds, session_pids
 from .protocol import ProtocolError, recv
-from .sandbox import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, scorer_namespace_env, worker_log_dir
+from .sandbox import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, worker_log_dir
 
 if TYPE_CHECKING:
     from .fork_server import ForkServer
 
 MAX_BLOB_BYTES = 1 << 31
-
-
-def _worker_env() -> dict[str, str]:
-    # The worker must import this very perfbench, installed or not.
-    env = dict(os.environ)
-    root = str(Path(perfbench.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    # The OpenMP wait policy is the task's or the runtime's default, never the scorer's
-    # environment's (the CLI sets PASSIVE for itself): the idle worker is frozen while the other
-    # is timed, so its spinning threads cannot steal the timed side's cores (cpu_threads.py).
-    for var in WAIT_VARS:
-        env.pop(var, None)
-    return env
-
-
-def spawn(module: str, args: list[str], plan: SandboxPlan, pass_fds: tuple[int, ...], log_path: Path,
-          threading: CpuThreading | None) -> subprocess.Popen:
-    """`python -m module args...` wrapped in `plan`: a fresh interpreter in its own session, with no
-    fds but `pass_fds` and the log file (its stdout and stderr), so killpg() reaches anything it
-    starts."""
-    env = dict(_worker_env(), **scorer_namespace_env())
-    with open(log_path, "wb") as log:
-        return subprocess.Popen(plan.wrap([sys.executable, "-m", module, *args]),
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                pass_fds=pass_fds, start_new_session=True,
-                                env=plan.env(threading.env(env) if threading is not None else env))
-
-
-def interpreter_pid(spawned: int, plan: SandboxPlan) -> int:
-    """The Python interpreter `spawn` started: the spawned process when it exec'd straight into
-    Python, else the one child `unshare --fork` made (PID 1 of the new namespace)."""
-    kids = child_pids(spawned) if plan.namespaces else []
-    return kids[0] if len(kids) == 1 else spawned
-
-
-def read_tail(path: Path, limit: int) -> str:
-    """The last `limit` bytes of a log: only the tail (a candidate can make its log as large as
-    the file-size bound)."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, f.seek(0, os.SEEK_END) - limit))
-            return f.read(limit).decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def kill_group(plan: SandboxPlan, proc: Any) -> None:
-    """SIGKILL everything in the plan's cgroup (whatever it forked, setsid or not) and the
-    process's group, and reap the process."""
-    if plan.cgroup is not None:
-        plan.cgroup.kill()
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
-        pass
 
 
 class WorkerClient:

@@ -23,7 +23,7 @@ import subprocess
 import time
 
 from ..errors import CandidateRejected, EnvironmentUnavailable
-from .client import interpreter_pid, kill_group, read_tail, spawn
+from .launch import interpreter_pid, kill_group, read_tail, spawn
 from .cpu_threads import CpuThreading
 from .procfs import host_pid_of, pid_alive
 from .sandbox import SandboxPlan, plan_forked, plan_sandbox, worker_log_dir

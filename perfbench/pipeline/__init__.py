@@ -1,4 +1,3 @@
-"""The orchestrators: the only code that ties timing, isolation, correctness and scoring together."""
-from .compare import check_device, compare
+"""The orchestrators: the only code that ties timing, isolation, correctness and scoring together.
 
-__all__ = ["compare", "check_device"]
+Nothing is imported here: `score` (score.py) must start its zygotes before anything imports torch."""

@@ -23,7 +23,7 @@ from ..errors import UsageError
 from ..results import VERDICT_REJECTED
 from ..tasks import TaskSpec, load_task
 from .calibration_plan import CalibrationPlan
-from .compare import check_device
+from ..device.check import check_device
 from .score import ScoreConfig, score
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import secrets
 from typing import Any, Callable
 
-from ..errors import EnvironmentUnavailable, UsageError
+from ..device.check import check_device
+from ..errors import UsageError
 from ..device.fingerprint import fingerprint
 from ..results import ComparisonResult
 from ..timing.flush import flusher_for
@@ -12,19 +13,6 @@ from ..timing.inprocess import InProcessSide
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
 from ..timing.cuda import CudaEventTimer
 from ..timing.timers import CpuTimer, FakeTimer, Timer
-
-
-def check_device(device: str) -> str:
-    """Validate a device string; CUDA must actually be usable."""
-    if device == "cpu":
-        return device
-    if device == "cuda" or device.startswith("cuda:"):
-        import torch
-
-        if not torch.cuda.is_available():
-            raise EnvironmentUnavailable(f"--device {device}: no CUDA device is available on this machine")
-        return device
-    raise UsageError(f"--device must be cpu or cuda[:N], got {device!r}")
 
 
 def make_timer(device: str) -> Timer:

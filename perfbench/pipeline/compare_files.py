@@ -1,7 +1,6 @@
 """`perfbench compare A.py B.py`: load two files and hand their functions to `compare()`."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from ..errors import UsageError
@@ -10,20 +9,6 @@ from .compare import compare
 from ..results import ComparisonResult
 from ..timing.sampler import ProgressFn, SamplerConfig
 from ..timing.timers import FakeTimer
-
-
-def sampler_config(*, min_pairs: int | None = None, max_pairs: int | None = None,
-                   budget: float | None = None, base: SamplerConfig | None = None) -> SamplerConfig:
-    """Apply command-line overrides to a config; a bad value is a one-line UsageError."""
-    base = base or SamplerConfig()
-    changes = {k: v for k, v in (("min_pairs", min_pairs), ("max_pairs", max_pairs),
-                                 ("time_budget_s", budget)) if v is not None}
-    if min_pairs is not None and max_pairs is None and min_pairs > base.max_pairs:
-        changes["max_pairs"] = min_pairs
-    try:
-        return dataclasses.replace(base, **changes)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def compare_files(baseline_file: Path, candidate_file: Path, *, fn_name: str, inputs_name: str,

@@ -1,10 +1,12 @@
 """How `perfbench score` runs: one frozen config for the whole pipeline."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..device.clocks import ClockRequest
+from ..errors import UsageError
 from ..timing.sampler import SamplerConfig
 
 
@@ -72,3 +74,17 @@ class ScoreConfig:
             raise ValueError(f"target_r_ci must be in [0, 1], got {self.target_r_ci}")
         if self.s_ref is not None and not self.s_ref > 1:
             raise ValueError(f"s_ref must be > 1, got {self.s_ref}")
+
+
+def sampler_config(*, min_pairs: int | None = None, max_pairs: int | None = None,
+                   budget: float | None = None, base: SamplerConfig | None = None) -> SamplerConfig:
+    """Apply command-line overrides to a config; a bad value is a one-line UsageError."""
+    base = base or SamplerConfig()
+    changes = {k: v for k, v in (("min_pairs", min_pairs), ("max_pairs", max_pairs),
+                                 ("time_budget_s", budget)) if v is not None}
+    if min_pairs is not None and max_pairs is None and min_pairs > base.max_pairs:
+        changes["max_pairs"] = min_pairs
+    try:
+        return dataclasses.replace(base, **changes)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

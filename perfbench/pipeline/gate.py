@@ -1,21 +1,23 @@
 """The correctness gate, and what it shares with the timing run: seeds, tolerances, loading a
-side into its worker, the candidate's sandboxed worker."""
+side into its worker, the candidate's sandboxed worker; `gate_only`, the gate without timing."""
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import numpy as np
 
 from ..correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
+from ..device.check import check_device
 from ..errors import CandidateRejected
 from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
 from ..isolation.protocol import ProtocolError, decode_values
-from ..isolation.worker_view import package_source_tree, refuse_if_holding
 from ..task_runtime import TaskProgram
-from ..tasks import FORMAT_KERNELBENCH, TaskSpec
-from .config import PackageSource, ScoreConfig
+from ..tasks import TaskSpec, load_task
+from .config import ScoreConfig
+from .sandboxes import candidate_files
 from .worker_side import verify_call
 
 
@@ -85,30 +87,6 @@ def _one_call(header: dict, blobs: list) -> tuple[list, list]:
     return decode_values(results[0]["outputs"], blobs[:n_out]), decode_values(results[0]["inputs"], blobs[n_out:])
 
 
-def candidate_files(spec: TaskSpec, cand_path: Path,
-                    sources: tuple[PackageSource, ...] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(expose, hide) for the candidate's sandbox.  It sees the candidate, the task's own
-    top-level files but the solution and the reference (unless one of them is the candidate),
-    what the task shares (`[sandbox] shared`: kernel sources) and the source trees of the packages
-    it names (`[sandbox] packages`: Scorch); not the task's subdirectories
-    (`__pycache__` holds the solution compiled), not the rest of the repository; the checkouts
-    it imports packages from (`sources`, instead of the installed ones).  `hide` covers the
-    secret files should an exposed directory hold them after all."""
-    cand = cand_path.resolve()
-    if spec.format == FORMAT_KERNELBENCH:
-        return (str(cand), str(spec.root.resolve())), ()
-    secret = {spec.file(role).resolve() for role in ("solution", "reference")} - {cand}
-    root = spec.root.resolve()
-    task_files = sorted(str(f) for f in root.iterdir() if f.is_file() and f.resolve() not in secret)
-    keep_out = (str(root), str(Path(__file__).resolve().parents[2]))   # the task; perfbench's checkout
-    overridden = {src.name for src in sources}
-    packages = [package_source_tree(name, keep_out) for name in spec.packages if name not in overridden]
-    for src in sources:
-        refuse_if_holding(str(src.tree), keep_out, f"--cand-package {src.name}={src.tree}")
-        packages.append(str(src.tree))
-    return (str(cand), *task_files, *spec.shared, *packages), (*sorted(map(str, secret)), str(root / "__pycache__"))
-
-
 def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
                      threading: CpuThreading | None = None, server: ForkServer | None = None) -> WorkerClient:
     """The candidate's worker, sandboxed (`candidate_files` says what it sees); forked from
@@ -120,8 +98,17 @@ def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
                         threading=threading)
 
 
-def candidate_fork_server(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
-                          threading: CpuThreading | None = None) -> ForkServer:
-    """The zygote the candidate's workers are forked from: the sandbox `candidate_worker` would have."""
-    expose, hide = candidate_files(spec, cand_path, cfg.cand_packages)
-    return ForkServer("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose, threading=threading)
+def gate_only(task: str | Path, candidate: str | Path, config: ScoreConfig | None = None) -> tuple[int, list[Failure]]:
+    """The correctness gate alone (selfcheck, quick checks): (checks run, failures)."""
+    cfg = config or ScoreConfig()
+    spec = load_task(task)
+    device = check_device(cfg.device or spec.device)
+    init_seed, probe_seed, *seeds = derive_seeds(secrets.randbits(62), 2 + cfg.check_seeds)
+    program = TaskProgram(spec, device, init_seed=init_seed)
+    with candidate_worker(spec, Path(candidate), cfg) as w:
+        try:
+            w.start(cfg.load_timeout_s)
+            load_side(w, spec, device, Path(candidate), cfg, init_seed, probe_seed)
+            return gate(w, program, seeds, cfg.call_timeout_s)
+        except CandidateRejected as exc:
+            return 0, [Failure(exc.reason, exc.message)]

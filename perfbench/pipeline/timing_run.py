@@ -21,12 +21,12 @@ from ..isolation.sandbox import make_nondumpable
 from ..results import PairedSamples
 from ..task_runtime import TaskProgram
 from ..tasks import TaskSpec
-from ..timing.cuda import choose_mode
+from ..timing.modes import choose_mode
 from ..timing.sampler import ProgressFn, SamplerConfig, grown_iters, sample_pairs
 from .arena_side import ArenaSide
 from .baseline_pool import BaselinePool
 from .config import ScoreConfig
-from .gate import candidate_fork_server, candidate_worker, derive_seeds, gate, load_side, task_tolerance
+from .gate import candidate_worker, derive_seeds, gate, load_side, task_tolerance
 from .sides import SideSettings, build_sides
 from .worker_side import WorkerSide
 
@@ -58,7 +58,7 @@ class TimingRun:
     pools are drawn afresh (stats.cluster_bootstrap_ci)."""
 
     def __init__(self, setup: RunSetup, say: Callable[[str], None], progress: ProgressFn | None,
-                 baselines: BaselinePool | None = None):
+                 baselines: BaselinePool | None = None, servers: dict[str, ForkServer] | None = None):
         self.setup, self.say, self.progress, self.baselines = setup, say, progress, baselines
         self.nondumpable = make_nondumpable()
         self.parts: list[PairedSamples] = []
@@ -67,27 +67,18 @@ class TimingRun:
         self.checks = self.timed_checks = self.candidate_blocks = 0
         self.logs: dict[str, str] = {}
         self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
-        self.servers: dict[str, ForkServer] = {}   # CPU: the zygotes each side's workers are forked from
+        # CPU: the zygotes each side's workers are forked from (sandboxes.spawn_zygotes; the
+        # caller closes them); none: fresh interpreters.
+        self.servers: dict[str, ForkServer] = dict(servers or {})
 
-    def _start_fork_servers(self) -> None:
-        """CPU: one zygote per side (the baseline's only when no pool keeps its workers), both
-        importing torch side by side; every process's workers are then forked from them.  CUDA
-        workers stay fresh interpreters (a process that has touched CUDA cannot fork)."""
-        su = self.setup
-        if self.servers or su.device != "cpu" or not su.cfg.fork_workers:
+    def _await_fork_servers(self) -> None:
+        """Wait until the zygotes have imported torch; scipy.stats is imported meanwhile."""
+        waiting = [server for server in self.servers.values() if server.zygote_pid is None]
+        if not waiting:
             return
-        self.servers["candidate"] = candidate_fork_server(su.spec, su.cand_path, su.cfg, su.threading)
-        if self.baselines is None:
-            self.servers["baseline"] = ForkServer("baseline", untrusted=False, sandbox=su.cfg.sandbox,
-                                                  threading=su.threading)
-        stats.preload()   # while both zygotes import torch
-        for server in self.servers.values():
-            server.start(su.cfg.load_timeout_s)
-
-    def close(self) -> None:
-        for server in self.servers.values():
-            server.close()
-        self.servers = {}
+        stats.preload()
+        for server in waiting:
+            server.start(self.setup.cfg.load_timeout_s)
 
     def _choose_timing_mode(self, base_w: WorkerClient) -> None:
         """CUDA: the task's timing mode; "auto" decides from the baseline's time alone."""
@@ -123,7 +114,7 @@ class TimingRun:
         su = self.setup
         cfg, spec, first = su.cfg, su.spec, j == 0
         self.say(f"starting workers ({j + 1} of {cfg.processes})")
-        self._start_fork_servers()
+        self._await_fork_servers()
         # Both interpreters start together (importing torch takes seconds), or both are forked.
         with candidate_worker(spec, su.cand_path, cfg, su.threading, self.servers.get("candidate")) as cand, \
                 self._baseline_worker(j) as base_w:

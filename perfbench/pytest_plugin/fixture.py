@@ -165,7 +165,8 @@ class PerfbenchFixture:
 
     def _side(self, label: str, fn: Callable, make_inputs: Callable[[int], tuple],
               device: str | None = None) -> InProcessSide:
-        from ..pipeline.compare import check_device, make_flusher, make_timer
+        from ..device.check import check_device
+        from ..pipeline.compare import make_flusher, make_timer
         try:
             device = check_device(device or self.device)
         except PerfbenchError as exc:

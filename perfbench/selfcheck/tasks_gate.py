@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..pipeline.score import ScoreConfig, gate_only
+from ..pipeline.config import ScoreConfig
+from ..pipeline.gate import gate_only
 from ..tasks import load_task
 
 

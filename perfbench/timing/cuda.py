@@ -36,13 +36,9 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from ..outputs import as_outputs
 from .checksum import digest, digestible
+from .modes import EVENT_RESOLUTION_NS
 from .timers import BlockTiming
 
-MODES = ("events", "graph", "auto")
-# CUDA event timestamps resolve ~0.5 us (CUDA programming guide).
-EVENT_RESOLUTION_NS = 500.0
-# "auto" picks graph replay when the baseline's call is within this many event resolutions.
-AUTO_GRAPH_BELOW = 10
 # How long a held stream waits for the host.  Enqueuing one call takes microseconds to a few
 # milliseconds of Python; a call still not enqueued after this is waiting on the device itself.
 HOLD_TIMEOUT_S = 0.5
@@ -70,18 +66,6 @@ class Gpu(Protocol):
     def capture(self, work: Callable[[], Any]) -> tuple[Any, Any]: ...
     def replay(self, graph: Any) -> None: ...
     def clock_mhz(self) -> float: ...
-
-
-def choose_mode(requested: str, baseline_ns_per_call: float | None) -> str:
-    """The timing mode for a run: as requested, or for "auto" graph replay when the baseline's
-    call is so short that event resolution and per-launch gaps dominate it."""
-    if requested not in MODES:
-        raise ValueError(f"timing mode must be one of {', '.join(MODES)}, got {requested!r}")
-    if requested != "auto":
-        return requested
-    if baseline_ns_per_call is not None and baseline_ns_per_call < AUTO_GRAPH_BELOW * EVENT_RESOLUTION_NS:
-        return "graph"
-    return "events"
 
 
 class CudaEventTimer:

@@ -8,7 +8,8 @@ from perfbench.device.clock_probe import ClockProbeReadings, ProbedMonitor, prob
 from perfbench.errors import CandidateRejected
 from perfbench.pipeline.worker_side import _host_block_ns
 from perfbench.tamper import BlockWall
-from perfbench.timing.cuda import CudaEventTimer, choose_mode
+from perfbench.timing.cuda import CudaEventTimer
+from perfbench.timing.modes import choose_mode
 from perfbench.timing.cuda_fake import FakeGpu
 from perfbench.timing.side_streams import activities_from_trace, outside_window
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from perfbench.errors import UsageError
-from perfbench.pipeline.gate import candidate_files
+from perfbench.pipeline.sandboxes import candidate_files
 from perfbench.tasks import load_task
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"

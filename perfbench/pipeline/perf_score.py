@@ -1,0 +1,114 @@
+"""A perf task's score once `score` holds the device: the gate and the AB-BA timing of each worker
+process (timing_run.py), stopped when the verdict is settled (timing/stopping.py), into one
+ScoreResult.  This process holds the secret seeds, regenerates inputs, runs the trusted
+reference and computes every verdict."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Callable
+
+from .. import bench_configs, tamper
+from ..device.fingerprint import fingerprint
+from ..errors import CandidateRejected, UsageError
+from ..isolation.cpu_threads import CpuThreading
+from ..isolation.fork_server import ForkServer
+from ..results import VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, PairedSamples, Reason, ScoreResult
+from ..task_runtime import TaskProgram
+from ..tasks import FORMAT_KERNELBENCH, TaskSpec
+from ..timing.sampler import ProgressFn, SamplerConfig
+from ..timing.stopping import StoppingRule, interim_decision
+from .baseline_pool import BaselinePool
+from .config import ScoreConfig
+from .gate import derive_seeds
+from .timing_run import RunSetup, TimingRun, merge_diagnostics
+
+
+def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[float | None, str, list[str]]:
+    if cfg.s_ref is not None:
+        return cfg.s_ref, "command line", []
+    key = bench_configs.device_key(device, fp, spec.threads)
+    found = bench_configs.lookup(spec.name, key, cfg.bench_configs_dir)
+    if found is not None:
+        return found.value, found.source, [
+            f"{found.source} marks {spec.name} invalid on {key} ({'; '.join(found.invalid)}): R_perf here does "
+            "not measure what the task intends"] if found.invalid else []
+    if spec.s_ref_default is not None:
+        return spec.s_ref_default, "task default", [
+            f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="
+            f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"]
+    if spec.format == FORMAT_KERNELBENCH:   # a problem file: the speedup is the answer (KernelBench's own)
+        return None, "none", [f"no s_ref for {spec.name} on {key}: the speedup is scored, R_perf is null; "
+                              "pass --s-ref or run `perfbench calibrate` for a reward"]
+    raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")
+
+
+def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,
+               threading: CpuThreading | None, servers: dict[str, ForkServer], say: Callable[[str], None],
+               progress: ProgressFn | None, baselines: BaselinePool | None) -> ScoreResult:
+    """A perf task's score, on the cores (`threading`) of the device lease `score` holds; CPU
+    workers forked from `servers` (spawn_zygotes; owned by the caller)."""
+    init_seed, probe_seed, *check_seeds = derive_seeds(master, 2 + cfg.check_seeds)
+    program = TaskProgram(spec, device, init_seed=init_seed)
+    fp = fingerprint(device)
+    s_ref, s_ref_source, warnings = _s_ref(spec, device, fp, cfg)
+    sampler_cfg = _sampler_config(spec, cfg)
+    base = dict(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device, seed=master,
+                overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
+    baseline_file = spec.root if spec.format == FORMAT_KERNELBENCH else spec.file("baseline")
+    if threading is not None:
+        base["threading"] = threading.to_dict()
+        if threading.oversubscribed:
+            base["warnings"] += (f"{spec.name} asks for {spec.threads} threads; this process may use only "
+                                 f"{len(threading.cpus)} cores, so threads share them",)
+    run = TimingRun(RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading,
+                             init_seed, probe_seed, master), say, progress, baselines, servers)
+    rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci)
+    decision = None
+    try:
+        for j in range(cfg.processes):
+            rejected = run.process(j, check_seeds, base)
+            if rejected is not None:
+                return ScoreResult(verdict=VERDICT_REJECTED, reasons=tuple(Reason(f.reason, f.message) for f in rejected),
+                                   checks=run.checks, worker_logs=run.logs, **base)
+            if cfg.stop_early:
+                decision = interim_decision(run.parts, rule, seed=master, n_resamples=sampler_cfg.n_resamples)
+            if decision is not None:
+                say(f"stopping after {j + 1} of {cfg.processes} processes: {decision}")
+                break
+    except CandidateRejected as exc:
+        return ScoreResult(verdict=VERDICT_REJECTED, reasons=(Reason(exc.reason, exc.message),), checks=run.checks,
+                           worker_logs=run.logs, **base)
+    samples = PairedSamples.concat(run.parts)
+    slowdown = tamper.baseline_slowdown(run.before, run.parts[0].baseline_ns)
+    if slowdown:
+        base["warnings"] += (f"{slowdown}; blocks of different sizes or outside load can cause this, "
+                             "so it is reported, not scored",)
+    comparison = ComparisonResult(
+        baseline=str(baseline_file), candidate=str(cand_path), device=device,
+        timer="cuda_events" if device.startswith("cuda") else "scorer_wall_clock", seed=master,
+        samples=samples, fingerprint=fp,
+        config=dict(sampler_cfg.to_dict(), processes=cfg.processes, confidence=rule.reported_confidence(decision)),
+        extra={"baseline_alone_ns": run.before, "timed_output_checks": run.timed_checks,
+               "timing_mode_requested": spec.timing_mode if device.startswith("cuda") else None,
+               "candidate_blocks": run.candidate_blocks,
+               "stopping": dict(rule.to_dict(), decision=decision, processes_run=len(run.parts)),
+               "package_sources": {side: {src.name: str(src.tree) for src in sources} for side, sources in
+                                   (("baseline", cfg.base_packages), ("candidate", cfg.cand_packages)) if sources},
+               **merge_diagnostics(run.diagnostics)})
+    return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=run.checks, comparison=comparison,
+                       worker_logs=run.logs, **base)
+
+
+# Scored blocks last at least this long: the wall-clock tamper checks have a few ms of
+# per-block noise, which must stay small against a block.
+SCORE_MIN_BLOCK_S = 0.01
+
+
+def _sampler_config(spec: TaskSpec, cfg: ScoreConfig) -> SamplerConfig:
+    sc = cfg.sampler
+    if sc.min_block_s < SCORE_MIN_BLOCK_S:
+        sc = dataclasses.replace(sc, min_block_s=SCORE_MIN_BLOCK_S)
+    if spec.min_pairs > sc.min_pairs:
+        sc = dataclasses.replace(sc, min_pairs=spec.min_pairs, max_pairs=max(sc.max_pairs, spec.min_pairs))
+    return sc

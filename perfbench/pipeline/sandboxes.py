@@ -1,0 +1,61 @@
+"""What the candidate's sandbox shows, and the zygotes a CPU score forks its workers from.
+
+Imports no torch: `score` spawns the zygotes before it imports torch itself, so that the three
+imports (~1 s of CPU each) share the cores instead of running one after another."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..isolation.cpu_threads import CpuThreading
+from ..isolation.fork_server import ForkServer
+from ..isolation.worker_view import package_source_tree, refuse_if_holding
+from ..tasks import FORMAT_KERNELBENCH, TaskSpec
+from .config import PackageSource, ScoreConfig
+
+
+def candidate_files(spec: TaskSpec, cand_path: Path,
+                    sources: tuple[PackageSource, ...] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(expose, hide) for the candidate's sandbox.  It sees the candidate, the task's own
+    top-level files but the solution and the reference (unless one of them is the candidate),
+    what the task shares (`[sandbox] shared`: kernel sources) and the source trees of the packages
+    it names (`[sandbox] packages`: Scorch); not the task's subdirectories
+    (`__pycache__` holds the solution compiled), not the rest of the repository; the checkouts
+    it imports packages from (`sources`, instead of the installed ones).  `hide` covers the
+    secret files should an exposed directory hold them after all."""
+    cand = cand_path.resolve()
+    if spec.format == FORMAT_KERNELBENCH:
+        return (str(cand), str(spec.root.resolve())), ()
+    secret = {spec.file(role).resolve() for role in ("solution", "reference")} - {cand}
+    root = spec.root.resolve()
+    task_files = sorted(str(f) for f in root.iterdir() if f.is_file() and f.resolve() not in secret)
+    keep_out = (str(root), str(Path(__file__).resolve().parents[2]))   # the task; perfbench's checkout
+    overridden = {src.name for src in sources}
+    packages = [package_source_tree(name, keep_out) for name in spec.packages if name not in overridden]
+    for src in sources:
+        refuse_if_holding(str(src.tree), keep_out, f"--cand-package {src.name}={src.tree}")
+        packages.append(str(src.tree))
+    return (str(cand), *task_files, *spec.shared, *packages), (*sorted(map(str, secret)), str(root / "__pycache__"))
+
+
+def candidate_fork_server(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
+                          threading: CpuThreading | None = None) -> ForkServer:
+    """The zygote the candidate's workers are forked from: the sandbox `candidate_worker` would have."""
+    expose, hide = candidate_files(spec, cand_path, cfg.cand_packages)
+    return ForkServer("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose, threading=threading)
+
+
+def spawn_zygotes(spec: TaskSpec, device: str, cand_path: Path, cfg: ScoreConfig,
+                  threading: CpuThreading | None, baseline: bool = True) -> dict[str, ForkServer]:
+    """CPU: one zygote per side (the baseline's only if `baseline`: a batch's pool keeps its
+    workers), spawned and left importing torch; `ForkServer.start` waits for them.  CUDA
+    workers stay fresh interpreters (a process that has touched CUDA cannot fork): none."""
+    if device != "cpu" or not cfg.fork_workers:
+        return {}
+    servers = {"candidate": candidate_fork_server(spec, cand_path, cfg, threading)}
+    if baseline:
+        try:
+            servers["baseline"] = ForkServer("baseline", untrusted=False, sandbox=cfg.sandbox, threading=threading)
+        except BaseException:
+            servers["candidate"].close()
+            raise
+    return servers
