@@ -8,6 +8,7 @@ plug in here.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import Callable, Protocol
@@ -110,26 +111,44 @@ def grown_iters(iters: int, block_s: float, cfg: SamplerConfig) -> int | None:
     return min(cfg.max_iters_per_block, iters * max(2, min(grow, 64)))
 
 
+def warm_iters(ns_per_call: float, cfg: SamplerConfig) -> int:
+    """The fewest calls of `ns_per_call` each that make a block of cfg.min_block_s."""
+    need = math.ceil(cfg.min_block_s / max(ns_per_call * 1e-9, 1e-12))
+    return max(1, min(need, cfg.max_iters_per_block))
+
+
 def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int, clock: Clock,
                       iters: int | None = None) -> int:
     """Run both sides for cfg.warmup_s and return the iterations per block.
 
-    Iterations grow until the faster side's block takes cfg.min_block_s, so a block is far
-    above timer resolution; both sides use the same count (they see the same inputs).  Given
-    `iters` (a later worker process of the same run), blocks keep that size: only the warm-up.
+    Iterations grow until the faster side's block takes cfg.min_block_s; at the end of the
+    warm-up the count is set from the faster side's median call in the warm blocks of that
+    size (`warm_iters`), since the growth steps were sized on the first, cold calls: on a 2.6 ms
+    kernel against a 10 ms minimum they stopped anywhere from 2 calls (5 ms blocks, half the
+    minimum) to 6 (twice what it needs, and the score's pairs took twice as long), and a first
+    call that compiles left them at 1.  Not sized on the first block of the final size, so
+    that size runs at least twice.  Both sides use the same count (they see the same inputs).
+    Given `iters` (a later worker process of the same run), blocks keep that size: only the
+    warm-up.
     """
     start = clock()
     fixed = iters is not None
     iters = iters or 1
+    warm: list[float] = []   # the faster side's ns per call, in the blocks of the current size
     while True:
         tb = baseline.run_block(iters, seed)
         tc = candidate.run_block(iters, seed)
         bigger = None if fixed else grown_iters(iters, min(tb, tc) * iters * 1e-9, cfg)
         if bigger is not None:
-            iters = bigger
+            iters, warm = bigger, []
             continue
-        if clock() - start >= cfg.warmup_s:
+        warm.append(min(tb, tc))
+        if clock() - start < cfg.warmup_s:
+            continue
+        if fixed:
             return iters
+        if len(warm) >= 2:   # the first block of a size may hold a compile: sized without it
+            return warm_iters(statistics.median(warm[1:]), cfg)
 
 
 def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: int,

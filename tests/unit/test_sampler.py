@@ -5,7 +5,7 @@ import pytest
 import perfbench
 from perfbench.results import PairedSamples
 from perfbench.timing.inprocess import InProcessSide
-from perfbench.timing.sampler import SamplerConfig, sample_pairs
+from perfbench.timing.sampler import SamplerConfig, sample_pairs, warm_iters
 from perfbench.timing.schedule import abba_order
 from perfbench.timing.timers import FakeKernel, FakeTimer, linear_drift, step_drift
 from perfbench import stats
@@ -28,8 +28,10 @@ def test_sampler_runs_abba_blocks():
     r = _compare(timer, cfg=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0, min_block_s=0.0))
     assert r.samples.iters_per_block == 1
     assert r.samples.n_pairs == 6
-    # after the warm-up/sizing blocks (A then B), pairs alternate AB, BA, AB ...
-    assert timer.calls[2:] == ["A", "B", "B", "A", "A", "B", "B", "A", "A", "B", "B", "A"]
+    # after the warm-up/sizing blocks (A then B, twice: a size is not chosen on its first
+    # block), pairs alternate AB, BA, AB ...
+    assert timer.calls[:4] == ["A", "B", "A", "B"]
+    assert timer.calls[4:] == ["A", "B", "B", "A", "A", "B", "B", "A", "A", "B", "B", "A"]
 
 
 def test_block_sized_above_resolution():
@@ -207,3 +209,40 @@ def test_samples_concat_labels_processes_and_round_trips():
     del d["samples"]["processes"]
     old = perfbench.ComparisonResult.from_dict(d)
     assert old.samples.processes == () and old.summary.stability is None
+
+
+class FirstCallCompiles(FakeKernel):
+    """A FakeKernel whose first call also compiles for a second (Triton, torch.compile)."""
+
+    calls = 0
+
+    @property
+    def cost_ns(self) -> float:   # (FakeTimer reads it once per call)
+        self.calls += 1
+        return self._cost_ns + (1e9 if self.calls == 1 else 0.0)
+
+    @cost_ns.setter
+    def cost_ns(self, value: float) -> None:
+        self._cost_ns = value
+
+
+@pytest.mark.parametrize("start", ["warm", "cold", "compiles"])
+def test_blocks_are_sized_on_warm_calls(start):
+    """The growth steps see the first, cold calls; the size the pairs use comes from the warm
+    ones: ceil(10 ms / 2.6 ms) = 4 calls however the run starts.  Sized on the cold calls, a
+    machine 1.3x slower for its first 50 ms made it 6 (15.6 ms blocks), and a first call that
+    compiles made it 1 (2.6 ms blocks)."""
+    drift = (lambda t_s: 1.3 if t_s < 0.05 else 1.0) if start == "cold" else None
+    kernels = ((FirstCallCompiles("A", 11.5e6), FirstCallCompiles("B", 2.6e6)) if start == "compiles"
+               else (FakeKernel("A", 11.5e6), FakeKernel("B", 2.6e6)))
+    r = perfbench.compare(*kernels, lambda s: (), timer=FakeTimer(drift=drift), seed=1,
+                          config=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.2, min_block_s=0.01))
+    assert r.samples.iters_per_block == 4
+
+
+def test_warm_iters_bounds():
+    cfg = SamplerConfig(min_block_s=0.01, max_iters_per_block=4096)
+    assert warm_iters(2.5e6, cfg) == 4 and warm_iters(2.6e6, cfg) == 4 and warm_iters(2.4e6, cfg) == 5
+    assert warm_iters(50e6, cfg) == 1                  # one call already outlasts the minimum
+    assert warm_iters(0.0, cfg) == 4096                # lost in the noise: the cap, not a division by 0
+    assert warm_iters(1e6, SamplerConfig(min_block_s=0.0)) == 1
