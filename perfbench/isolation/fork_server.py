@@ -80,7 +80,9 @@ class ForkServer:
         return CandidateRejected("candidate.crashed" if self.untrusted else "tamper.baseline_interference", msg)
 
     def start(self, timeout_s: float) -> None:
-        """Wait until the zygote has imported what workers import; find its pid here."""
+        """Wait until the zygote has imported what workers import; find its pid here.
+        `startup_s` runs from the spawn to its answer, so it includes any time the scorer spent
+        before asking (its own torch import: pipeline/score.py spawns the zygotes first)."""
         self._ask({"op": "ping"}, timeout_s)
         self.startup_s = time.perf_counter() - self._started
         self.zygote_pid = interpreter_pid(self.proc.pid, self.plan)
