@@ -63,7 +63,8 @@ def release_freed_memory() -> None:
 
 @contextlib.contextmanager
 def scorer_heap() -> Iterator[None]:
-    """Freed memory kept while a score runs, and handed back when it ends."""
+    """Freed memory kept for reuse while a score runs, and its free pages handed back when it
+    ends (the thresholds stay: see the module's docstring)."""
     keep_freed_memory()
     try:
         yield
