@@ -6,8 +6,9 @@ outputs: tens of MB of short-lived tensors per block.  By default glibc serves a
 heap's free top back to the kernel, so nearly every large tensor costs a page fault per 4 KiB
 page and the kernel zeroing it.  Measured on this host (benchmarks/scorer_heap.py): `x.double()`
 of a 4M-element float32 tensor 15.5 ms that way and 2.7 ms from kept memory, the float64
-softmax oracle 42 vs 10 ms; a float32 input (16 MB, reused under the default thresholds too)
-gains little.
+softmax oracle 42 vs 10 ms.  The defaults vary from process to process (the upcast took 2.6 to
+22 ms in five runs: glibc's dynamic threshold sometimes keeps a chunk that fits); kept memory
+took 2.5-3.5 ms in each.
 
 Only the scorer's own process is changed, from its first score on (glibc cannot go back to its
 dynamic thresholds; an in-process `compare` later in the same process allocates this way too).
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
+import functools
 from typing import Iterator
 
 # mallopt(3) parameters (malloc.h).
@@ -36,28 +37,32 @@ _M_MMAP_THRESHOLD = -3
 KEEP_BYTES = 1 << 30
 
 
-def _libc_function(name: str):
+@functools.cache
+def _libc_function(name: str, argtypes: tuple, restype: type):
+    """A C library function, typed, or None where there is none.  dlopen(NULL): the process's own
+    symbols, libc's among them (ctypes.util.find_library would run ldconfig in a subprocess)."""
     try:
-        return getattr(ctypes.CDLL(ctypes.util.find_library("c")), name)
-    except (OSError, AttributeError, TypeError):
+        fn = getattr(ctypes.CDLL(None), name, None)
+    except (OSError, TypeError):   # (no dlopen(NULL) on this platform)
         return None
+    if fn is not None:
+        fn.argtypes, fn.restype = argtypes, restype
+    return fn
 
 
 def keep_freed_memory() -> bool:
     """Set glibc's mmap and trim thresholds for this process (idempotent).  False where the C
     library is not glibc (no `mallopt`), which only costs speed."""
-    mallopt = _libc_function("mallopt")
+    mallopt = _libc_function("mallopt", (ctypes.c_int, ctypes.c_int), ctypes.c_int)
     if mallopt is None:
         return False
-    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, KEEP_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, KEEP_BYTES))
 
 
 def release_freed_memory() -> None:
     """Return the heap's free pages to the kernel (glibc's `malloc_trim`; elsewhere nothing)."""
-    trim = _libc_function("malloc_trim")
+    trim = _libc_function("malloc_trim", (ctypes.c_size_t,), ctypes.c_int)
     if trim is not None:
-        trim.argtypes, trim.restype = (ctypes.c_size_t,), ctypes.c_int
         trim(0)
 
 

@@ -6,6 +6,7 @@ three imports share the cores (pipeline/score.py).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -67,11 +68,7 @@ def kill_group(plan: SandboxPlan, proc: Any) -> None:
     process's group, and reap the process."""
     if plan.cgroup is not None:
         plan.cgroup.kill()
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):   # (already gone)
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):   # pragma: no cover - SIGKILL is not ignorable
         proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
-        pass

@@ -19,7 +19,7 @@ heap.release_freed_memory()
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mallopt and malloc_trim are glibc's (Linux)")
 def test_large_tensors_reuse_freed_memory_instead_of_faulting_in_new_pages():
     """With the defaults each 32 MB tensor is mmap'd afresh: 20 x 8192 page faults.  Kept, most
     reuse freed memory; a few do not (a small allocation carved out of the freed chunk leaves
