@@ -11,8 +11,6 @@ from typing import Callable
 from .. import bench_configs, tamper
 from ..device.fingerprint import fingerprint
 from ..errors import CandidateRejected, UsageError
-from ..isolation.cpu_threads import CpuThreading
-from ..isolation.fork_server import ForkServer
 from ..results import VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, PairedSamples, Reason, ScoreResult
 from ..task_runtime import TaskProgram
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec
@@ -21,6 +19,7 @@ from ..timing.stopping import StoppingRule, interim_decision
 from .baseline_pool import BaselinePool
 from .config import ScoreConfig
 from .gate import derive_seeds
+from .sandboxes import ScorerStart
 from .timing_run import RunSetup, TimingRun, merge_diagnostics
 
 
@@ -44,10 +43,11 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[flo
 
 
 def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,
-               threading: CpuThreading | None, servers: dict[str, ForkServer], say: Callable[[str], None],
-               progress: ProgressFn | None, baselines: BaselinePool | None) -> ScoreResult:
-    """A perf task's score, on the cores (`threading`) of the device lease `score` holds; CPU
-    workers forked from `servers` (spawn_zygotes; owned by the caller)."""
+               start: ScorerStart, say: Callable[[str], None], progress: ProgressFn | None,
+               baselines: BaselinePool | None) -> ScoreResult:
+    """A perf task's score, on the cores of the device lease `score` holds; CPU workers forked
+    from the zygotes `score` started (sandboxes.start_scorer)."""
+    threading = start.threading
     init_seed, probe_seed, *check_seeds = derive_seeds(master, 2 + cfg.check_seeds)
     program = TaskProgram(spec, device, init_seed=init_seed)
     fp = fingerprint(device)
@@ -62,7 +62,8 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
             base["warnings"] += (f"{spec.name} asks for {spec.threads} threads; this process may use only "
                                  f"{len(threading.cpus)} cores, so threads share them",)
     run = TimingRun(RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading,
-                             init_seed, probe_seed, master), say, progress, baselines, servers)
+                             init_seed, probe_seed, master), say, progress, baselines, start.servers,
+                    start.nondumpable)
     rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci)
     decision = None
     try:

@@ -1,13 +1,16 @@
-"""What the candidate's sandbox shows, and the zygotes a CPU score forks its workers from.
+"""What the candidate's sandbox shows, and the zygotes a CPU score forks its workers from
+(`start_scorer`: what `score` sets up before it imports torch).
 
 Imports no torch: `score` spawns the zygotes before it imports torch itself, so that the three
 imports (~1 s of CPU each) share the cores instead of running one after another."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
+from ..isolation.sandbox import make_nondumpable
 from ..isolation.worker_view import package_source_tree, refuse_if_holding
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec
 from .config import PackageSource, ScoreConfig
@@ -59,3 +62,21 @@ def spawn_zygotes(spec: TaskSpec, device: str, cand_path: Path, cfg: ScoreConfig
             servers["candidate"].close()
             raise
     return servers
+
+
+@dataclass(frozen=True)
+class ScorerStart:
+    """What `score` set up before importing torch: the cores and thread counts of the lease
+    (CPU), the zygotes (owned, and closed, by `score`), and whether the scorer made itself
+    non-dumpable before any sandboxed process existed."""
+
+    threading: CpuThreading | None
+    servers: dict[str, ForkServer]
+    nondumpable: bool
+
+
+def start_scorer(spec: TaskSpec, device: str, cand_path: Path, cfg: ScoreConfig, threading: CpuThreading | None,
+                 baseline: bool = True) -> ScorerStart:
+    """PR_SET_DUMPABLE 0 on this process first (sandbox.make_nondumpable), then the zygotes."""
+    nondumpable = make_nondumpable()
+    return ScorerStart(threading, spawn_zygotes(spec, device, cand_path, cfg, threading, baseline), nondumpable)

@@ -25,7 +25,7 @@ from ..results import VERDICT_SCORED, ScoreResult
 from ..tasks import TaskSpec, load_task
 from ..timing.sampler import ProgressFn
 from .config import ScoreConfig
-from .sandboxes import spawn_zygotes
+from .sandboxes import start_scorer
 
 if TYPE_CHECKING:
     from .baseline_pool import BaselinePool
@@ -51,8 +51,8 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
     # Held for the whole run: no other perfbench measurement shares these cores or this GPU.
     with device_lease.acquire(device, spec.threads, waiting=say) as lease, contextlib.ExitStack() as held:
         threading = CpuThreading.for_task(spec.threads, spec.omp_wait_policy, lease.cpus) if device == "cpu" else None
-        servers = spawn_zygotes(spec, device, cand_path, cfg, threading, baseline=baselines is None)
-        for server in servers.values():
+        start = start_scorer(spec, device, cand_path, cfg, threading, baseline=baselines is None)
+        for server in start.servers.values():
             held.enter_context(server)
         # This process's inputs and float64 oracles between blocks: no page fault per 4 KiB.
         held.enter_context(heap.scorer_heap())
@@ -60,7 +60,7 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
         # own imports now overlap.
         from .perf_score import score_perf
 
-        return score_perf(spec, cand_path, device, master, cfg, threading, servers, say, progress, baselines)
+        return score_perf(spec, cand_path, device, master, cfg, start, say, progress, baselines)
 
 
 def _score_impl(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,

@@ -17,7 +17,6 @@ from ..errors import CandidateRejected, EnvironmentUnavailable
 from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
-from ..isolation.sandbox import make_nondumpable
 from ..results import PairedSamples
 from ..task_runtime import TaskProgram
 from ..tasks import TaskSpec
@@ -58,18 +57,18 @@ class TimingRun:
     pools are drawn afresh (stats.cluster_bootstrap_ci)."""
 
     def __init__(self, setup: RunSetup, say: Callable[[str], None], progress: ProgressFn | None,
-                 baselines: BaselinePool | None = None, servers: dict[str, ForkServer] | None = None):
+                 baselines: BaselinePool | None, servers: dict[str, ForkServer], nondumpable: bool):
         self.setup, self.say, self.progress, self.baselines = setup, say, progress, baselines
-        self.nondumpable = make_nondumpable()
+        self.nondumpable = nondumpable   # set by `score` before any sandboxed process (start_scorer)
         self.parts: list[PairedSamples] = []
         self.diagnostics: list[dict] = []
         self.before: list[float] = []
         self.checks = self.timed_checks = self.candidate_blocks = 0
         self.logs: dict[str, str] = {}
         self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
-        # CPU: the zygotes each side's workers are forked from (sandboxes.spawn_zygotes; the
+        # CPU: the zygotes each side's workers are forked from (sandboxes.start_scorer; the
         # caller closes them); none: fresh interpreters.
-        self.servers: dict[str, ForkServer] = dict(servers or {})
+        self.servers: dict[str, ForkServer] = dict(servers)
 
     def _await_fork_servers(self) -> None:
         """Wait until the zygotes have imported torch; scipy.stats is imported meanwhile."""

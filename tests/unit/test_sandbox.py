@@ -1,5 +1,8 @@
 """The sandbox's bookkeeping: what the verdict records from the worker's own probe, and how a
 missing layer is reported or refused.  (The layers themselves: tests/adversarial.)"""
+import sys
+from pathlib import Path
+
 import pytest
 
 from perfbench.errors import EnvironmentUnavailable
@@ -158,3 +161,28 @@ def test_a_forked_worker_is_not_its_namespaces_init_and_still_has_the_pid_layer(
     the layer is whether its namespace is not the scorer's."""
     iso = isolation_from_probe(dict(GOOD_PROBE, pid=3), PLAN)
     assert iso.complete and iso.layers["pid_ns"] is True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_the_scorer_is_nondumpable_before_any_zygote_exists(monkeypatch):
+    """`score` spawns the zygotes before it imports torch (pipeline/score.py); PR_SET_DUMPABLE 0
+    must still come first, so no sandboxed process ever coexists with a dumpable scorer."""
+    import ctypes
+
+    from perfbench.isolation.cpu_threads import CpuThreading
+    from perfbench.pipeline import sandboxes
+    from perfbench.tasks import load_task
+
+    libc = ctypes.CDLL(None)
+    dumpable = lambda: libc.prctl(3, 0, 0, 0, 0)   # noqa: E731 - PR_GET_DUMPABLE
+    seen = []
+    monkeypatch.setattr(sandboxes, "spawn_zygotes", lambda *a, **k: seen.append(dumpable()) or {})
+    task = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_task"
+    was = dumpable()
+    libc.prctl(4, 1, 0, 0, 0)   # dumpable, as a fresh scorer is (an earlier in-process score cleared it)
+    try:
+        start = sandboxes.start_scorer(load_task(task), "cpu", task / "solution.py", ScoreConfig(),
+                                       CpuThreading.for_task(1))
+    finally:
+        libc.prctl(4, was, 0, 0, 0)
+    assert seen == [0] and start.nondumpable and start.servers == {}
