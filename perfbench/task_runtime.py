@@ -6,8 +6,10 @@ baseline/candidate callable).  One class for both task formats so callers never 
 from __future__ import annotations
 
 import copy
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -46,6 +48,10 @@ class TaskProgram:
             self._make = get_callable(inputs_mod, "make_inputs", spec.file("inputs"))
             self._reference = None   # loaded on first use: a sandboxed worker never reads it
             self._reference_model = None
+        # Input sets are made on threads only by a maker that keeps to its own generator
+        # (docs/tasks.md).  A KernelBench problem seeds the global RNG; a maker seen to move the
+        # global RNG on its first call is never threaded.  None: not seen yet.
+        self._threaded_inputs: bool | None = None if spec.format != FORMAT_KERNELBENCH else False
 
     # -- inputs and reference (trusted) -------------------------------------------------------
     def _kernelbench_inputs(self, seed: int) -> tuple:
@@ -61,6 +67,23 @@ class TaskProgram:
         if not isinstance(args, (tuple, list)):
             raise UsageError(f"{self.spec.name}: make_inputs must return a tuple, got {type(args).__name__}")
         return tuple(_to_device(a, self.device) for a in args)
+
+    def make_inputs_many(self, seeds: Sequence[int], size: str) -> list[tuple]:
+        """`make_inputs` for each seed, in order: on as many threads as this process may use
+        cores (torch's generators release the GIL).  The scorer makes a block's inputs while both
+        workers are frozen, so its other cores are idle then, and making inputs is most of a CPU
+        score's untimed time.  The first seed ever is made alone, watching the global RNG."""
+        seeds = list(seeds)
+        made = []
+        if self._threaded_inputs is None and seeds:
+            before = torch.random.get_rng_state()
+            made.append(self.make_inputs(seeds.pop(0), size))
+            self._threaded_inputs = torch.equal(before, torch.random.get_rng_state())
+        threads = min(len(seeds), len(os.sched_getaffinity(0))) if self._threaded_inputs else 1
+        if threads < 2:
+            return made + [self.make_inputs(seed, size) for seed in seeds]
+        with ThreadPoolExecutor(threads, thread_name_prefix="perfbench-inputs") as pool:
+            return made + list(pool.map(lambda seed: self.make_inputs(seed, size), seeds))
 
     def _reference_fn(self) -> Callable[..., Any]:
         if self._reference is None:

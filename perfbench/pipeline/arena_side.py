@@ -54,8 +54,8 @@ class BlockInputs:
 
     def get(self, seed: int, iters: int) -> list[tuple]:
         if self._last is None or self._last[0] != (seed, iters):
-            self._last = ((seed, iters), [self.program.make_inputs(iteration_seed(seed, k), self.size)
-                                          for k in range(iters)])
+            seeds = [iteration_seed(seed, k) for k in range(iters)]
+            self._last = ((seed, iters), self.program.make_inputs_many(seeds, self.size))
         return self._last[1]
 
 

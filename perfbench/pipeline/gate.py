@@ -54,7 +54,7 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
     checks = 0
     for size in spec.sizes:
         # The scorer's own inputs and expected outputs, made once: they also size the poison.
-        inputs = [program.make_inputs(seed, size) for seed in seeds]
+        inputs = program.make_inputs_many(seeds, size)
         # (reference, float64 oracle) per input set: computed once for the calls that share it.
         expected = [(program.reference(x), program.oracle(x)) for x in inputs]
         poison_bytes = sum(t.numel() * t.element_size() for t in expected[0][0] if hasattr(t, "numel"))

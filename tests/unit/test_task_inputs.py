@@ -1,0 +1,64 @@
+"""TaskProgram.make_inputs_many: a block's input sets made on threads where the task's maker keeps
+to its own generator (docs/tasks.md), serially where it draws from the global RNG."""
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+from perfbench.task_runtime import TaskProgram
+from perfbench.tasks import load_task
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_task"
+MULTI_CORE = len(os.sched_getaffinity(0)) >= 2
+
+# A maker that notes the thread of every call (in a module-level list the test reads back).
+RECORDING = '''import threading, torch
+SIZES = {"small": 64, "medium": 4096}
+CALLS = []
+def make_inputs(seed, size):
+    CALLS.append(threading.current_thread().name)
+    %s
+    return (torch.randn(SIZES[size], generator=g), torch.randn(SIZES[size], generator=g))
+'''
+OWN_GENERATOR = "g = torch.Generator().manual_seed(seed)"
+GLOBAL_RNG = "torch.manual_seed(seed); g = None"
+
+
+def _program(tmp_path, seeding: str) -> TaskProgram:
+    task = tmp_path / "t"
+    shutil.copytree(FIX, task)
+    (task / "inputs.py").write_text(RECORDING % seeding)
+    return TaskProgram(load_task(task), "cpu")
+
+
+def _threads_of(program: TaskProgram) -> list[str]:
+    return program._make.__globals__["CALLS"]
+
+
+@pytest.mark.parametrize("seeding", [OWN_GENERATOR, GLOBAL_RNG])
+def test_each_seed_gets_the_inputs_its_own_call_would_make_in_order(tmp_path, seeding):
+    program = _program(tmp_path, seeding)
+    seeds = [11, 5, 11, 7, 3]
+    many = program.make_inputs_many(seeds, "medium") + program.make_inputs_many(seeds, "medium")
+    alone = [program.make_inputs(s, "medium") for s in seeds * 2]
+    assert len(many) == 10
+    assert all(torch.equal(a, b) for m, o in zip(many, alone) for a, b in zip(m, o))
+
+
+@pytest.mark.skipif(not MULTI_CORE, reason="threads are used only where this process may run on 2+ cores")
+def test_a_maker_with_its_own_generator_runs_on_threads_after_a_first_serial_call(tmp_path):
+    program = _program(tmp_path, OWN_GENERATOR)
+    program.make_inputs_many([1, 2, 3, 4], "medium")
+    calls = _threads_of(program)
+    assert calls[0] == threading.current_thread().name
+    assert all(name.startswith("perfbench-inputs") for name in calls[1:]) and len(calls) == 4
+
+
+def test_a_maker_that_draws_from_the_global_rng_is_never_threaded(tmp_path):
+    program = _program(tmp_path, GLOBAL_RNG)
+    for _ in range(3):
+        program.make_inputs_many([1, 2, 3, 4], "medium")
+    assert set(_threads_of(program)) == {threading.current_thread().name}
