@@ -117,6 +117,22 @@ def warm_iters(ns_per_call: float, cfg: SamplerConfig) -> int:
     return max(1, min(need, cfg.max_iters_per_block))
 
 
+def resized_iters(iters: int, base_ns: list[float], cand_ns: list[float], cfg: SamplerConfig) -> int | None:
+    """A larger block size if the timed pairs so far ran the faster side's blocks in under half
+    of cfg.min_block_s (median over the pairs), else None.
+
+    The warm-up sizes blocks on what the sides did *then*; a candidate that runs slowly while
+    it is being sized and fast once it is timed would otherwise be timed in blocks below the
+    floor, where the per-block overhead's noise is a larger share of each block.  Sizes only
+    grow, so re-sizing ends (at cfg.max_iters_per_block at the latest)."""
+    if not base_ns or iters >= cfg.max_iters_per_block:
+        return None
+    fast_ns = statistics.median(min(b, c) for b, c in zip(base_ns, cand_ns))
+    if fast_ns * iters * 1e-9 >= cfg.min_block_s / 2:
+        return None
+    return max(iters + 1, warm_iters(fast_ns, cfg))
+
+
 def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int, clock: Clock,
                       iters: int | None = None) -> int:
     """Run both sides for cfg.warmup_s and return the iterations per block.
@@ -158,8 +174,10 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
 
     With a `monitor`, each pair records the device conditions of its two blocks; a pair that
     ran throttled is, if cfg.remeasure_throttled, discarded and re-run after cfg.cooldown_s.
-    `iters` fixes the block size (otherwise sized during the warm-up).
+    `iters` fixes the block size (otherwise sized during the warm-up, and re-sized, the pairs so
+    far discarded, if the timed pairs run blocks below half the floor: `resized_iters`).
     """
+    fixed = iters is not None
     iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1), clock, iters)
     sides = {BASELINE: baseline, "candidate": candidate}
     base_ns: list[float] = []
@@ -187,6 +205,10 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
         if seen:
             conditions.append({"blocks": [c.to_dict() for c in seen], "throttled": throttled})
         i += 1
+        bigger = None if fixed or i % _PAIR_STEP else resized_iters(iters, base_ns, cand_ns, cfg)
+        if bigger is not None:   # the pairs so far ran blocks below the floor: start again
+            iters, base_ns, cand_ns, conditions, i = bigger, [], [], [], 0
+            continue
         summary = None
         if i >= cfg.min_pairs and i % _PAIR_STEP == 0:
             summary = stats.summarize(base_ns, cand_ns, seed=seed, confidence=cfg.confidence,

@@ -246,3 +246,43 @@ def test_warm_iters_bounds():
     assert warm_iters(50e6, cfg) == 1                  # one call already outlasts the minimum
     assert warm_iters(0.0, cfg) == 4096                # lost in the noise: the cap, not a division by 0
     assert warm_iters(1e6, SamplerConfig(min_block_s=0.0)) == 1
+
+
+class SlowWhileSized(FakeKernel):
+    """A FakeKernel 10x slower for its first `slow_calls` calls: through the warm-up that sizes
+    the blocks and a few timed pairs, then at its real speed (the block-size attack)."""
+
+    def __init__(self, name, cost_ns, slow_calls):
+        super().__init__(name, cost_ns)
+        self.calls, self.slow_calls = 0, slow_calls
+
+    @property
+    def cost_ns(self) -> float:   # (FakeTimer reads it once per call)
+        self.calls += 1
+        return self._cost_ns * (10 if self.calls <= self.slow_calls else 1)
+
+    @cost_ns.setter
+    def cost_ns(self, value: float) -> None:
+        self._cost_ns = value
+
+
+@pytest.mark.parametrize("slow_calls", [0, 6, 8])
+def test_blocks_that_run_below_half_the_floor_are_resized_and_their_pairs_dropped(slow_calls):
+    """Sized while the candidate ran at 26 ms a call, blocks of 1 call: 2.6 ms once it is fast.
+    As soon as the median pair's faster block is under half of 10 ms, the size is set from the
+    timed calls (4) and the pairs start again, so every pair kept ran >= 10 ms blocks at full
+    speed.  (The warm-up makes 6 calls: 6 slow calls end with it, 8 run into the first pairs.)
+    An honest candidate (0 slow calls) is sized right at once and never re-sized."""
+    cand = SlowWhileSized("B", 2.6e6, slow_calls)
+    r = perfbench.compare(FakeKernel("A", 11.5e6), cand, lambda s: (), timer=FakeTimer(), seed=1,
+                          config=SamplerConfig(min_pairs=10, max_pairs=10, warmup_s=0.2, min_block_s=0.01))
+    assert r.samples.iters_per_block == 4 and r.samples.n_pairs == 10
+    assert r.samples.candidate_ns == (2.6e6,) * 10 and r.speedup == pytest.approx(11.5 / 2.6)
+
+
+def test_a_fixed_block_size_is_never_resized():
+    """A later worker process keeps the run's size (PairedSamples.concat needs one)."""
+    timer = FakeTimer()
+    sides = [InProcessSide(n, FakeKernel(n, 1e6), lambda s: (), timer) for n in ("A", "B")]
+    cfg = SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0, min_block_s=0.01)
+    assert sample_pairs(*sides, cfg, seed=3, clock=timer.clock_s, iters=1).iters_per_block == 1
