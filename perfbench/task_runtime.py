@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -17,6 +18,10 @@ from .errors import CandidateRejected, UsageError
 from .loading import describe_exception, get_callable, load_module
 from .outputs import as_outputs
 from .tasks import FORMAT_KERNELBENCH, TaskSpec
+
+
+# Below this much serial work (calls x the size's first call) a block's inputs are made serially.
+THREADED_INPUTS_MIN_S = 0.005
 
 
 def _to_device(x: Any, device: str) -> Any:
@@ -50,8 +55,9 @@ class TaskProgram:
             self._reference_model = None
         # Input sets are made on threads only by a maker that keeps to its own generator
         # (docs/tasks.md).  A KernelBench problem seeds the global RNG; a maker seen to move the
-        # global RNG on its first call is never threaded.  None: not seen yet.
-        self._threaded_inputs: bool | None = None if spec.format != FORMAT_KERNELBENCH else False
+        # global RNG is never threaded again.
+        self._threaded_inputs = spec.format != FORMAT_KERNELBENCH
+        self._input_call_s: dict[str, float] = {}   # per size: its first call's time
 
     # -- inputs and reference (trusted) -------------------------------------------------------
     def _kernelbench_inputs(self, seed: int) -> tuple:
@@ -69,21 +75,31 @@ class TaskProgram:
         return tuple(_to_device(a, self.device) for a in args)
 
     def make_inputs_many(self, seeds: Sequence[int], size: str) -> list[tuple]:
-        """`make_inputs` for each seed, in order: on as many threads as this process may use
-        cores (torch's generators release the GIL).  The scorer makes a block's inputs while both
-        workers are frozen, so its other cores are idle then, and making inputs is most of a CPU
-        score's untimed time.  The first seed ever is made alone, watching the global RNG."""
+        """`make_inputs` for each seed, in order: split between as many threads as this process
+        may use cores (torch's generators release the GIL).  The scorer makes a block's inputs
+        while both workers are frozen, so its other cores are idle then, and making inputs is
+        most of a CPU score's untimed time.  The first seed of each size is made alone, timed
+        (small work stays serial: starting threads costs ~1 ms) and watching the global RNG."""
         seeds = list(seeds)
         made = []
-        if self._threaded_inputs is None and seeds:
+        if seeds and size not in self._input_call_s:
             before = torch.random.get_rng_state()
+            t0 = time.perf_counter()
             made.append(self.make_inputs(seeds.pop(0), size))
-            self._threaded_inputs = torch.equal(before, torch.random.get_rng_state())
-        threads = min(len(seeds), len(os.sched_getaffinity(0))) if self._threaded_inputs else 1
-        if threads < 2:
+            self._input_call_s[size] = time.perf_counter() - t0
+            if not torch.equal(before, torch.random.get_rng_state()):
+                self._threaded_inputs = False   # it draws from the global RNG: threads would race on it
+        threads = min(len(seeds), len(os.sched_getaffinity(0)))
+        if (not self._threaded_inputs or threads < 2
+                or len(seeds) * self._input_call_s.get(size, 0.0) < THREADED_INPUTS_MIN_S):
             return made + [self.make_inputs(seed, size) for seed in seeds]
+        shares = [seeds[i::threads] for i in range(threads)]
         with ThreadPoolExecutor(threads, thread_name_prefix="perfbench-inputs") as pool:
-            return made + list(pool.map(lambda seed: self.make_inputs(seed, size), seeds))
+            done = list(pool.map(lambda share: [self.make_inputs(seed, size) for seed in share], shares))
+        rest: list[tuple] = [()] * len(seeds)
+        for i, share in enumerate(done):
+            rest[i::threads] = share
+        return made + rest
 
     def _reference_fn(self) -> Callable[..., Any]:
         if self._reference is None:

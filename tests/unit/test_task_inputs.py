@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from perfbench import task_runtime
 from perfbench.task_runtime import TaskProgram
 from perfbench.tasks import load_task
 
@@ -39,7 +40,8 @@ def _threads_of(program: TaskProgram) -> list[str]:
 
 
 @pytest.mark.parametrize("seeding", [OWN_GENERATOR, GLOBAL_RNG])
-def test_each_seed_gets_the_inputs_its_own_call_would_make_in_order(tmp_path, seeding):
+def test_each_seed_gets_the_inputs_its_own_call_would_make_in_order(tmp_path, seeding, monkeypatch):
+    monkeypatch.setattr(task_runtime, "THREADED_INPUTS_MIN_S", 0.0)
     program = _program(tmp_path, seeding)
     seeds = [11, 5, 11, 7, 3]
     many = program.make_inputs_many(seeds, "medium") + program.make_inputs_many(seeds, "medium")
@@ -49,15 +51,26 @@ def test_each_seed_gets_the_inputs_its_own_call_would_make_in_order(tmp_path, se
 
 
 @pytest.mark.skipif(not MULTI_CORE, reason="threads are used only where this process may run on 2+ cores")
-def test_a_maker_with_its_own_generator_runs_on_threads_after_a_first_serial_call(tmp_path):
+def test_a_maker_with_its_own_generator_runs_on_threads_after_a_first_serial_call(tmp_path, monkeypatch):
+    monkeypatch.setattr(task_runtime, "THREADED_INPUTS_MIN_S", 0.0)
     program = _program(tmp_path, OWN_GENERATOR)
-    program.make_inputs_many([1, 2, 3, 4], "medium")
+    program.make_inputs_many([1, 2, 3, 4, 5], "medium")
     calls = _threads_of(program)
     assert calls[0] == threading.current_thread().name
-    assert all(name.startswith("perfbench-inputs") for name in calls[1:]) and len(calls) == 4
+    assert all(name.startswith("perfbench-inputs") for name in calls[1:]) and len(calls) == 5
 
 
-def test_a_maker_that_draws_from_the_global_rng_is_never_threaded(tmp_path):
+def test_small_work_stays_serial(tmp_path, monkeypatch):
+    """Starting threads costs ~1 ms: 4 calls of a size whose first call took 1 us are made here."""
+    monkeypatch.setattr(task_runtime, "THREADED_INPUTS_MIN_S", 1.0)
+    program = _program(tmp_path, OWN_GENERATOR)
+    for _ in range(3):
+        program.make_inputs_many([1, 2, 3, 4], "medium")
+    assert set(_threads_of(program)) == {threading.current_thread().name}
+
+
+def test_a_maker_that_draws_from_the_global_rng_is_never_threaded(tmp_path, monkeypatch):
+    monkeypatch.setattr(task_runtime, "THREADED_INPUTS_MIN_S", 0.0)
     program = _program(tmp_path, GLOBAL_RNG)
     for _ in range(3):
         program.make_inputs_many([1, 2, 3, 4], "medium")
