@@ -232,8 +232,11 @@ def validate(task_dir, device, pairs, as_json, quiet):
               help="Where the per-device TOML goes (default: the repository's bench_configs/).")
 @click.option("--runs", type=click.IntRange(1, 50), default=3, show_default=True,
               help="Independent scorings per task; s_ref is their median (a plan sets its own).")
+@click.option("--remeasure", is_flag=True,
+              help="With --plan: measure every task again, even those this plan already measured here "
+                   "(a task whose new interval misses the old one is marked invalid).")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def calibrate(task_dirs, plan, device, pairs, out_dir, runs, quiet):
+def calibrate(task_dirs, plan, device, pairs, out_dir, runs, remeasure, quiet):
     """Measure each task's s_ref on this machine and write it to bench_configs/<device>.toml.
 
     With --plan: also the starter and an A/A noise floor per task, a validity verdict, the TOML
@@ -247,8 +250,11 @@ def calibrate(task_dirs, plan, device, pairs, out_dir, runs, quiet):
         raise UsageError("calibrate: give TASK_DIRS or --plan FILE (one of them)")
     cfg = _score_config(pairs=pairs, device=device)
     if plan is not None:
-        paths, found = calibrate_plan(CalibrationPlan.load(plan), cfg, out_dir=out_dir, log=_log(quiet))
+        paths, found = calibrate_plan(CalibrationPlan.load(plan), cfg, out_dir=out_dir, log=_log(quiet),
+                                      remeasure=remeasure)
     else:
+        if remeasure:
+            raise UsageError("calibrate: --remeasure goes with --plan (without one every task is measured anyway)")
         paths, found = run_calibrate(list(task_dirs), cfg, out_dir=out_dir, runs=runs, log=_log(quiet))
     for c in found:
         spread = ", ".join(f"{x:.3f}" for x in c.runs)

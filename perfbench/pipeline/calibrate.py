@@ -92,8 +92,9 @@ def _side_speedup(spec, file: Path, cfg: ScoreConfig, say: Callable[[str], None]
 
 
 def validity(plan: CalibrationPlan, entry: Calibration, starter: list[float] | None, starter_why: str,
-             aa: list[float] | None) -> tuple[str, ...]:
-    """Why a task is invalid on this device (empty: valid).  Pure."""
+             aa: list[float] | None, previous: dict | None = None) -> tuple[str, ...]:
+    """Why a task is invalid on this device (empty: valid).  Pure.  `previous`: the entry this
+    device's file held before (its s_ref, ci and date), if any."""
     why = []
     if entry.s_ref < plan.min_s_ref:
         why.append(f"s_ref {entry.s_ref:.3f} is below {plan.min_s_ref:g}")
@@ -101,6 +102,9 @@ def validity(plan: CalibrationPlan, entry: Calibration, starter: list[float] | N
     if spread > plan.max_spread:
         why.append(f"unstable: runs {min(entry.runs):.3f}..{max(entry.runs):.3f} differ by {spread:.0%} "
                    f"(more than {plan.max_spread:.0%})")
+    moved = _moved(previous, entry)
+    if moved:
+        why.append(moved)
     if starter_why:
         why.append(f"the starter is rejected ({starter_why})")
     elif starter is not None and starter[1] >= entry.s_ref:
@@ -115,12 +119,28 @@ def validity(plan: CalibrationPlan, entry: Calibration, starter: list[float] | N
     return tuple(why)
 
 
+def _moved(previous: dict | None, entry: Calibration) -> str | None:
+    """Why the new measurement disagrees with the device's previous one: their intervals (each
+    spanning its runs' CIs) do not overlap.  A task whose s_ref does not reproduce on this device
+    cannot be scored against either value."""
+    try:
+        then, (lo, hi) = float(previous["s_ref"]), (float(x) for x in previous["ci"])
+    except (TypeError, KeyError, ValueError):
+        return None   # no previous entry, or one without an interval
+    if lo <= entry.ci_high and entry.ci_low <= hi:
+        return None
+    return (f"not reproducible: s_ref {then:.3f} [{lo:.3f}, {hi:.3f}] when calibrated on "
+            f"{previous.get('measured', 'an earlier run')}, {entry.s_ref:.3f} [{entry.ci_low:.3f}, "
+            f"{entry.ci_high:.3f}] now")
+
+
 def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, out_dir: Path | None = None,
-                   log: Callable[[str], None] | None = None) -> tuple[list[Path], list[Calibration]]:
+                   log: Callable[[str], None] | None = None, remeasure: bool = False) -> tuple[list[Path], list[Calibration]]:
     """Run `plan` on this machine.  Each task's entry (s_ref and CI, the starter's speedup, the
     A/A noise floor, valid or why not, the plan and clock policy) is written as soon as the task
     is done; a task this plan (same file contents) already measured on this device is kept, so
-    an interrupted run resumes where it stopped."""
+    an interrupted run resumes where it stopped; `remeasure` measures every task again.  A new
+    measurement whose interval misses the one it replaces marks the task invalid (`_moved`)."""
     from ..device.clocks import ClockRequest
     cfg = dataclasses.replace(config or ScoreConfig(), device=(config.device if config else None) or plan.device,
                               clocks=ClockRequest(plan.clocks))
@@ -132,9 +152,9 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
     fp = fingerprint(device)
     tag = f"{plan.name}:{plan.digest}"
     specs = [load_task(t) for t in plan.tasks]
-    todo = [s for s in specs if s.kind == "perf"
-            and (bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads), out_dir) or {}).get("plan")
-            != tag]
+    before = {s.name: bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads), out_dir)
+              for s in specs if s.kind == "perf"}
+    todo = [s for s in specs if s.kind == "perf" and (remeasure or (before[s.name] or {}).get("plan") != tag)]
     def starter_is_baseline(spec: TaskSpec) -> bool:
         # The same program as the baseline: its scoring against the baseline *is* the A/A one.
         return plan.starter and plan.noise_floor and same_program(spec.file("starter"), spec.file("baseline"))
@@ -171,13 +191,16 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
             aa, _ = _side_speedup(spec, spec.file("baseline"), cfg, say)
             done += 1
             starter = aa if shared else starter
-        why = validity(plan, entry, starter, starter_why, aa)
+        why = validity(plan, entry, starter, starter_why, aa, before[spec.name])
         extra = [("valid", not why), ("invalid_because", list(why)), ("plan", tag), ("clocks", plan.clocks),
                  ("device_model", _model(fp, device))]
         extra += [("starter", starter)] if starter is not None else []
         extra += [("starter_is_baseline", True)] if shared else []
         extra += [("starter_rejected", starter_why)] if starter_why else []
         extra += [("noise_floor", aa)] if aa is not None else []
+        if _moved(before[spec.name], entry):
+            extra += [("previous", {k: before[spec.name][k] for k in ("s_ref", "ci", "measured")
+                                    if k in before[spec.name]})]
         entry = dataclasses.replace(entry, extra=tuple(extra))
         found.append(entry)
         paths.append(bench_configs.write(key, [entry], out_dir))   # after every task: nothing is lost

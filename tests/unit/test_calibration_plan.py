@@ -146,3 +146,49 @@ def test_same_program_ignores_the_module_docstring_only(tmp_path):
     c.write_text('"""Baseline."""\nimport torch\n\n\ndef kernel(x):\n    return x + 2\n')
     assert cal.same_program(a, b) and not cal.same_program(a, c)
     assert not cal.same_program(a, tmp_path / "missing.py")
+
+
+def test_a_measurement_whose_interval_misses_the_previous_one_is_not_reproducible(tmp_path):
+    plan = CalibrationPlan.load(_plan(tmp_path, 'tasks = ["TASKS/row_softmax"]\n'))
+    good = ([1.1, 1.0, 1.2], "", [1.0, 0.98, 1.02])
+    then = {"s_ref": 8.3655, "ci": [7.461, 9.1991], "measured": "2026-12-01"}
+    assert validity(plan, _entry([8.0, 8.0, 8.0]), *good, then) == ()            # [7.2, 8.8]: overlaps
+    assert validity(plan, _entry([5.5, 5.5, 5.5]), *good, then) == (
+        "not reproducible: s_ref 8.366 [7.461, 9.199] when calibrated on 2026-12-01, 5.500 [4.950, 6.050] now",)
+    assert validity(plan, _entry([5.5, 5.5, 5.5]), *good, None) == ()           # nothing to compare with
+    assert validity(plan, _entry([5.5, 5.5, 5.5]), *good, {"s_ref": 8.0}) == ()  # an entry without an interval
+
+
+def test_remeasure_measures_again_and_marks_a_task_that_moved(tmp_path, monkeypatch):
+    plan = CalibrationPlan.load(_plan(tmp_path, 'tasks = ["TASKS/row_softmax", "TASKS/csr_spmv"]\nruns = 1\n'))
+    s_ref = {"row_softmax": 4.0, "csr_spmv": 6.0}
+    calls = []
+
+    def solution(spec, cfg, runs, say, before_run):
+        calls.append(spec.name)
+        s = s_ref[spec.name]
+        return Calibration(spec.name, s, s * 0.95, s * 1.05, 20, (s,))
+    monkeypatch.setattr(cal, "_measure_solution", solution)
+    monkeypatch.setattr(cal, "_side_speedup", lambda spec, file, cfg, say: ([1.0, 0.99, 1.01], ""))
+    out = tmp_path / "configs"
+    [path], _ = calibrate_plan(plan, out_dir=out)
+    calibrate_plan(plan, out_dir=out)
+    assert calls == ["row_softmax", "csr_spmv"]                  # a plain rerun resumes: nothing to do
+    s_ref["csr_spmv"] = 4.5                                      # [4.275, 4.725] misses [5.7, 6.3]
+    _, found = calibrate_plan(plan, out_dir=out, remeasure=True)
+    assert calls[2:] == ["row_softmax", "csr_spmv"] and [c.task for c in found] == ["row_softmax", "csr_spmv"]
+    kept, moved = bench_configs.entry("row_softmax", path.stem, out), bench_configs.entry("csr_spmv", path.stem, out)
+    assert kept["valid"] is True and "previous" not in kept
+    assert moved["valid"] is False and moved["s_ref"] == 4.5
+    assert moved["invalid_because"] == [f"not reproducible: s_ref 6.000 [5.700, 6.300] when calibrated on "
+                                        f"{moved['measured']}, 4.500 [4.275, 4.725] now"]
+    assert moved["previous"] == {"s_ref": 6.0, "ci": [5.7, 6.3], "measured": moved["measured"]}
+
+
+def test_remeasure_without_a_plan_is_a_one_line_usage_error():
+    from click.testing import CliRunner
+    from perfbench.cli import main
+    result = CliRunner().invoke(main, ["calibrate", "--remeasure", "tasks/row_softmax"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].endswith("calibrate: --remeasure goes with --plan "
+                                                            "(without one every task is measured anyway)")
