@@ -10,7 +10,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import torch
 
@@ -74,12 +74,12 @@ class TaskProgram:
             raise UsageError(f"{self.spec.name}: make_inputs must return a tuple, got {type(args).__name__}")
         return tuple(_to_device(a, self.device) for a in args)
 
-    def make_inputs_many(self, seeds: Sequence[int], size: str) -> list[tuple]:
-        """`make_inputs` for each seed, in order: split between as many threads as this process
-        may use cores (torch's generators release the GIL).  The scorer makes a block's inputs
-        while both workers are frozen, so its other cores are idle then, and making inputs is
-        most of a CPU score's untimed time.  The first seed of each size is made alone, timed
-        (small work stays serial: starting threads costs ~1 ms) and watching the global RNG."""
+    def make_inputs_many(self, seeds: Sequence[int], size: str,
+                         cores: Collection[int] | None = None) -> list[tuple]:
+        """`make_inputs` for each seed, in order: split between threads, one per core of `cores`
+        (default: every core this process may use), each thread pinned to them; torch's
+        generators release the GIL.  The first seed of each size is made alone, timed (small
+        work stays serial: starting threads costs ~1 ms) and watching the global RNG."""
         seeds = list(seeds)
         made = []
         if seeds and size not in self._input_call_s:
@@ -89,12 +89,14 @@ class TaskProgram:
             self._input_call_s[size] = time.perf_counter() - t0
             if not torch.equal(before, torch.random.get_rng_state()):
                 self._threaded_inputs = False   # it draws from the global RNG: threads would race on it
-        threads = min(len(seeds), len(os.sched_getaffinity(0)))
+        cores = sorted(os.sched_getaffinity(0) if cores is None else cores)
+        threads = min(len(seeds), len(cores))
         if (not self._threaded_inputs or threads < 2
                 or len(seeds) * self._input_call_s.get(size, 0.0) < THREADED_INPUTS_MIN_S):
             return made + [self.make_inputs(seed, size) for seed in seeds]
         shares = [seeds[i::threads] for i in range(threads)]
-        with ThreadPoolExecutor(threads, thread_name_prefix="perfbench-inputs") as pool:
+        with ThreadPoolExecutor(threads, thread_name_prefix="perfbench-inputs",
+                                initializer=os.sched_setaffinity, initargs=(0, cores)) as pool:
             done = list(pool.map(lambda share: [self.make_inputs(seed, size) for seed in share], shares))
         rest: list[tuple] = [()] * len(seeds)
         for i, share in enumerate(done):

@@ -44,6 +44,11 @@ class CpuThreading:
     def oversubscribed(self) -> bool:
         return len(self.cpus) < self.threads
 
+    def spare_cores(self) -> tuple[int, ...]:
+        """The cores this process may use that the workers are not pinned to: where the scorer's
+        own work between blocks leaves the workers' caches alone."""
+        return tuple(sorted(set(os.sched_getaffinity(0)) - set(self.cpus)))
+
     def env(self, base: dict[str, str]) -> dict[str, str]:
         """The worker's environment: thread counts, cores, and the task's wait policy if any."""
         env = dict(base)

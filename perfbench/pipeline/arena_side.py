@@ -45,17 +45,22 @@ def per_iteration_ns(wall_ns: float, overhead_ns: float, iters: int) -> float:
 
 
 class BlockInputs:
-    """The scorer's inputs for one block, made once and shared by both sides of a pair."""
+    """The scorer's inputs for one block, made once and shared by both sides of a pair, on
+    threads pinned to `cores` (none of the workers': made on a worker's core, they left that
+    core's cache dirty for the block that follows; on row_softmax, speedups read 1.3% lower
+    over 40 alternating CLI scores, 2.2 standard errors).  With fewer than 2 such cores, made
+    serially, as before."""
 
-    def __init__(self, program: TaskProgram, size: str):
+    def __init__(self, program: TaskProgram, size: str, cores: tuple[int, ...] | None = None):
         self.program = program
         self.size = size
+        self.cores = cores
         self._last: tuple[tuple[int, int], list[tuple]] | None = None
 
     def get(self, seed: int, iters: int) -> list[tuple]:
         if self._last is None or self._last[0] != (seed, iters):
             seeds = [iteration_seed(seed, k) for k in range(iters)]
-            self._last = ((seed, iters), self.program.make_inputs_many(seeds, self.size))
+            self._last = ((seed, iters), self.program.make_inputs_many(seeds, self.size, self.cores))
         return self._last[1]
 
 

@@ -22,6 +22,7 @@ class SideSettings:
     tolerance: Tolerance | None
     check_fraction: float
     check_budget: float = 0.0
+    input_cores: tuple[int, ...] | None = None   # where the scorer may make inputs (None: anywhere)
 
 
 def build_sides(spec: TaskSpec, program: TaskProgram, device: str, sampler: SamplerConfig, settings: SideSettings,
@@ -41,7 +42,7 @@ def build_sides(spec: TaskSpec, program: TaskProgram, device: str, sampler: Samp
     expected, n = program.reference(probe), sampler.max_iters_per_block
     room = ARENA_SLACK * InputLayout.of(probe).stride * n
     base_addr, cand_addr = (map_arenas(w, room, expected, n, t) for w in (base_w, cand))
-    inputs = BlockInputs(program, spec.timed_size)
+    inputs = BlockInputs(program, spec.timed_size, settings.input_cores)
     base_side = ArenaSide(base_w, None, inputs, expected, base_addr, t, other=cand)
     return base_side, lambda: ArenaSide(cand, program, inputs, expected, cand_addr, t, settings.tolerance,
                                         settings.check_fraction, other=base_w, overhead_from=base_side,

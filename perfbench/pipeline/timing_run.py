@@ -130,7 +130,8 @@ class TimingRun:
                 base_side, make_cand_side = build_sides(
                     spec, su.program, su.device, su.sampler,
                     SideSettings(cfg.call_timeout_s, task_tolerance(spec), cfg.timed_check_fraction,
-                                 cfg.timed_check_budget), base_w, cand,
+                                 cfg.timed_check_budget,
+                                 su.threading.spare_cores() if su.threading else None), base_w, cand,
                     su.probe_seed)
                 load_side(base_w, spec, su.device, su.baseline_file, cfg, su.init_seed, su.probe_seed,
                           self.timing_mode or "events")
