@@ -10,6 +10,7 @@ import torch
 
 from perfbench import task_runtime
 from perfbench.task_runtime import TaskProgram
+from perfbench.errors import UsageError
 from perfbench.tasks import load_task
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_task"
@@ -91,3 +92,13 @@ def test_spare_cores_are_the_scorers_less_the_workers(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     assert CpuThreading.for_task(1, cpus=(1,)).spare_cores() == (0, 2, 3)
     assert CpuThreading.for_task(2, cpus=(0, 1, 2, 3)).spare_cores() == ()
+
+
+def test_a_maker_that_fails_on_a_thread_fails_the_call_with_its_message(tmp_path, pinned):
+    program = _program(tmp_path, OWN_GENERATOR)
+    maker = program._make
+    calls = _threads_of(program)
+    program._make = lambda seed, size: maker(seed, size) if seed != 4 else 1 / 0
+    with pytest.raises(UsageError, match="input maker failed for size 'medium'.*ZeroDivisionError"):
+        program.make_inputs_many([1, 2, 3, 4, 5], "medium", CORES)
+    assert set(calls[1:]) == {"perfbench-inputs-0", "perfbench-inputs-1"}
