@@ -5,7 +5,7 @@ import os
 from typing import Any
 
 from ..isolation.cpu_threads import openmp_runtime
-from .fingerprint import host_fingerprint
+from .fingerprint import describe_cpu, host_fingerprint
 from .session import describe
 
 # What each OpenMP runtime does when OMP_WAIT_POLICY is unset (their documentation).
@@ -63,7 +63,7 @@ def environment_report(device: str | None = None) -> dict[str, Any]:
 def format_environment(r: dict[str, Any]) -> str:
     h = r["host"]
     lines = [f"{'device':<12} {r['device']}",
-             f"{'cpu':<12} {h['cpu_model']} x{h['cpu_count']} (governor {h.get('governor')}, turbo {h.get('turbo')})",
+             f"{'cpu':<12} {describe_cpu(h)} x{h['cpu_count']} (governor {h.get('governor')}, turbo {h.get('turbo')})",
              f"{'load':<12} {h.get('load_average')}",
              f"{'torch':<12} {h['torch']} ({h['torch_threads']} threads)"]
     omp = r.get("openmp")

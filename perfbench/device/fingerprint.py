@@ -10,14 +10,58 @@ from typing import Any
 from .. import __version__
 
 
-def _cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+def _first_cpu(cpuinfo: Path) -> dict[str, str]:
+    """The first processor's `key : value` lines of /proc/cpuinfo (empty where there is none)."""
     try:
-        for line in cpuinfo.read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        text = cpuinfo.read_text()
     except OSError:
-        pass
-    return platform.processor() or "unknown"
+        return {}
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if fields:
+                break
+            continue
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(key.strip().lower(), value.strip())
+    return fields
+
+
+def _cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    return _first_cpu(cpuinfo).get("model name") or platform.processor() or "unknown"
+
+
+def describe_cpu(host: dict[str, Any]) -> str:
+    """The host's CPU in one line: name, then family/model/stepping and ISA where known."""
+    ids = [f"{label} {host[key]}" for label, key in (("family", "cpu_family"), ("model", "cpu_model_number"),
+                                                     ("stepping", "cpu_stepping")) if host.get(key) is not None]
+    detail = "; ".join(x for x in (" ".join([host.get("cpu_vendor") or "", *ids]).strip(),
+                                   " ".join(host.get("cpu_isa") or ())) if x)
+    return f"{host.get('cpu_model', 'unknown')} ({detail})" if detail else str(host.get("cpu_model", "unknown"))
+
+
+# What a speedup depends on beyond the name: which kernels torch and the compilers dispatch to.
+ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "sve", "asimd")
+
+
+def cpu_identity(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
+    """Vendor, family, model and stepping (x86), or implementer and part (ARM), and the ISA
+    extensions that change which kernels run.  A hypervisor may show every CPU generation as
+    "AMD EPYC": these numbers still tell a Zen 3 from a Zen 5 (bench_configs.device_key)."""
+    f = _first_cpu(cpuinfo)
+    def number(key: str) -> int | None:
+        v = f.get(key, "")
+        try:
+            return int(v, 16) if v.lower().startswith("0x") else int(v)
+        except ValueError:
+            return None
+    flags = set((f.get("flags") or f.get("features") or "").split())
+    return {"cpu_vendor": f.get("vendor_id") or f.get("cpu implementer"),
+            "cpu_family": number("cpu family"),
+            "cpu_model_number": number("model") if "cpu family" in f else number("cpu part"),
+            "cpu_stepping": number("stepping"),
+            "cpu_isa": [x for x in ISA_FLAGS if x in flags]}
 
 
 def _read(path: str) -> str | None:
@@ -47,6 +91,7 @@ def host_fingerprint() -> dict[str, Any]:
         "hostname": platform.node(),
         "os": platform.platform(),
         "cpu_model": _cpu_model(),
+        **cpu_identity(),
         "cpu_count": os.cpu_count(),
         "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "load_average": load,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import bench_configs
-from ..device.fingerprint import fingerprint
+from ..device.fingerprint import describe_cpu, fingerprint
 from ..errors import UsageError
 from ..results import VERDICT_REJECTED
 from ..tasks import TaskSpec, load_task
@@ -225,7 +225,7 @@ def same_program(a: Path, b: Path) -> bool:
 
 
 def _model(fp: dict, device: str) -> str:
-    return str(fp.get("cuda", {}).get("name") if device.startswith("cuda") else fp.get("host", {}).get("cpu_model"))
+    return str(fp.get("cuda", {}).get("name")) if device.startswith("cuda") else describe_cpu(fp.get("host", {}))
 
 
 def _duration(seconds: float) -> str:
