@@ -122,6 +122,13 @@ def main() -> int:
     with contextlib.suppress(ImportError):
         import triton
         details["env"]["triton"] = triton.__version__
+    # Which bench_configs files this host's scores look up (a GPU host's CPU is keyed by family
+    # and model when its name has no part number): the GPU config, and the CPU one for the host.
+    from perfbench import bench_configs
+    from perfbench.device.fingerprint import describe_cpu, fingerprint
+    fp = fingerprint("cuda")
+    details["env"].update(cpu=describe_cpu(fp["host"]), gpu_config=bench_configs.device_key("cuda", fp),
+                          cpu_config=bench_configs.device_key("cpu", fp, 1))
     print(details["env"], flush=True)
 
     # A watchdog: should the hold never time out (a bug), release it from here after 5 s so the

@@ -11,25 +11,23 @@ from .. import __version__
 
 
 def _first_cpu(cpuinfo: Path) -> dict[str, str]:
-    """The first processor's `key : value` lines of /proc/cpuinfo (empty where there is none)."""
+    """The first processor's `key : value` lines of /proc/cpuinfo (empty where there is none).
+    Read only that far: the kernel writes the file a processor at a time, and on a host with
+    hundreds of cores the whole of it costs tens of milliseconds."""
+    fields: dict[str, str] = {}
     try:
-        text = cpuinfo.read_text()
+        with cpuinfo.open() as f:
+            for line in f:
+                if not line.strip():
+                    if fields:
+                        break
+                    continue
+                key, sep, value = line.partition(":")
+                if sep:
+                    fields.setdefault(key.strip().lower(), value.strip())
     except OSError:
         return {}
-    fields: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            if fields:
-                break
-            continue
-        key, sep, value = line.partition(":")
-        if sep:
-            fields.setdefault(key.strip().lower(), value.strip())
     return fields
-
-
-def _cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
-    return _first_cpu(cpuinfo).get("model name") or platform.processor() or "unknown"
 
 
 def describe_cpu(host: dict[str, Any]) -> str:
@@ -46,9 +44,10 @@ ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "sve", "asimd")
 
 
 def cpu_identity(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
-    """Vendor, family, model and stepping (x86), or implementer and part (ARM), and the ISA
-    extensions that change which kernels run.  A hypervisor may show every CPU generation as
-    "AMD EPYC": these numbers still tell a Zen 3 from a Zen 5 (bench_configs.device_key)."""
+    """The CPU's name; vendor, family, model and stepping (x86), or implementer and part (ARM);
+    and the ISA extensions that change which kernels run.  A hypervisor may show every CPU
+    generation as "AMD EPYC": the numbers still tell a Zen 3 from a Zen 5
+    (bench_configs.device_key).  One read of /proc/cpuinfo for all of it."""
     f = _first_cpu(cpuinfo)
     def number(key: str) -> int | None:
         v = f.get(key, "")
@@ -57,7 +56,8 @@ def cpu_identity(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
         except ValueError:
             return None
     flags = set((f.get("flags") or f.get("features") or "").split())
-    return {"cpu_vendor": f.get("vendor_id") or f.get("cpu implementer"),
+    return {"cpu_model": f.get("model name") or platform.processor() or "unknown",
+            "cpu_vendor": f.get("vendor_id") or f.get("cpu implementer"),
             "cpu_family": number("cpu family"),
             "cpu_model_number": number("model") if "cpu family" in f else number("cpu part"),
             "cpu_stepping": number("stepping"),
@@ -90,7 +90,6 @@ def host_fingerprint() -> dict[str, Any]:
     return {
         "hostname": platform.node(),
         "os": platform.platform(),
-        "cpu_model": _cpu_model(),
         **cpu_identity(),
         "cpu_count": os.cpu_count(),
         "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,

@@ -1,4 +1,6 @@
 """A CPU's identity beyond its name: what tells host classes apart in bench_configs."""
+import platform
+
 from perfbench import bench_configs
 from perfbench.device.fingerprint import cpu_identity, describe_cpu
 
@@ -27,18 +29,22 @@ CPU part\t: 0xd40
 
 def test_x86_family_model_stepping_and_isa_of_the_first_processor(tmp_path):
     (tmp_path / "cpuinfo").write_text(ZEN5_VM)
-    assert cpu_identity(tmp_path / "cpuinfo") == {"cpu_vendor": "AuthenticAMD", "cpu_family": 26, "cpu_model_number": 2,
+    assert cpu_identity(tmp_path / "cpuinfo") == {"cpu_model": "AMD EPYC", "cpu_vendor": "AuthenticAMD", "cpu_family": 26, "cpu_model_number": 2,
                                                   "cpu_stepping": 1, "cpu_isa": ["avx2", "avx512f", "avx512_bf16"]}
 
 
 def test_arm_implementer_and_part(tmp_path):
     (tmp_path / "cpuinfo").write_text(NEOVERSE)
-    assert cpu_identity(tmp_path / "cpuinfo") == {"cpu_vendor": "0x41", "cpu_family": None, "cpu_model_number": 0xd40,
+    identity = cpu_identity(tmp_path / "cpuinfo")
+    assert identity.pop("cpu_model") == (platform.processor() or "unknown")   # ARM's cpuinfo names no model
+    assert identity == {"cpu_vendor": "0x41", "cpu_family": None, "cpu_model_number": 0xd40,
                                                   "cpu_stepping": None, "cpu_isa": ["sve", "asimd"]}
 
 
 def test_no_cpuinfo_gives_unknowns(tmp_path):
-    assert cpu_identity(tmp_path / "missing") == {"cpu_vendor": None, "cpu_family": None, "cpu_model_number": None,
+    identity = cpu_identity(tmp_path / "missing")
+    assert identity.pop("cpu_model") == (platform.processor() or "unknown")
+    assert identity == {"cpu_vendor": None, "cpu_family": None, "cpu_model_number": None,
                                                   "cpu_stepping": None, "cpu_isa": []}
 
 
