@@ -66,3 +66,20 @@ def test_a_reply_with_more_calls_than_asked_is_a_protocol_violation(program):
     with pytest.raises(CandidateRejected) as exc:
         gate(worker, program, [11], timeout_s=5)
     assert exc.value.reason == "tamper.protocol" and "2 results for 1 call" in exc.value.message
+
+
+def test_the_scorers_own_input_error_stops_the_gate_before_that_sets_calls(program, monkeypatch):
+    """Input sets are made on a thread ahead of their calls: an error making one still reaches the
+    caller, and no call runs on the set it could not make."""
+    worker = FakeWorker(program, lambda x, y: torch.add(y, x, alpha=2))
+    made = program.make_inputs_many
+
+    def failing(seeds, size, cores=None):
+        if seeds == [12]:
+            raise RuntimeError("maker failed on seed 12")
+        return made(seeds, size, cores)
+
+    monkeypatch.setattr(program, "make_inputs_many", failing)
+    with pytest.raises(RuntimeError, match="seed 12"):
+        gate(worker, program, [11, 12, 13], timeout_s=5)
+    assert [s for _, s, _ in worker.requests] == [[11]] * len(POISON_PATTERNS)
