@@ -124,6 +124,20 @@ def test_poison_is_named():
     assert _codes(got) == ["correctness.uninitialised"]
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
+                                   torch.complex128, torch.float8_e4m3fn, torch.float8_e5m2])
+def test_a_poisoned_element_fails_however_loose_the_tolerance(dtype):
+    """The value check scans for poison only after the fast path failed: that is sound only if an
+    all-0xFF element never passes it, i.e. is a NaN in every floating dtype."""
+    ref = torch.linspace(1.0, 2.0, 64, dtype=torch.float64)
+    got = ref.to(dtype)
+    got.view(torch.uint8)[got.element_size():2 * got.element_size()] = 255
+    expected = ref.to(dtype)
+    fails = check_output(record_of(got), expected, ref.to(torch.complex128 if dtype.is_complex else torch.float64),
+                         Tolerance(1.0, 1e6))
+    assert [f.reason for f in fails] == ["correctness.uninitialised"]
+
+
 def test_alias_and_mutation():
     x = REF.clone()
     assert _codes(x, inputs=(x,)) == ["correctness.aliases_input"]
