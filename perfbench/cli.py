@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
-import threading
 from pathlib import Path
 
 # Before torch loads in this process (the scorer's own, not the workers': they get the task's
@@ -18,41 +16,7 @@ import click
 
 from . import __version__
 from .errors import EXIT_USAGE, PerfbenchError
-
-
-class Terminated(SystemExit):
-    """SIGTERM's exit (128 + the signal): unwinds like Ctrl-C."""
-
-
-def _terminate(signum, frame) -> None:
-    # SIGTERM (a batch system's timeout, `kill`) unwinds like Ctrl-C: every `with` closes its
-    # workers (killed, thawed, their cgroups and directories removed) instead of leaving them.
-    raise Terminated(128 + signum)
-
-
-def handle_termination() -> None:
-    """SIGTERM raises `Terminated` in the main thread, and raises it again if it was dropped.
-
-    A handler's exception raised while the interpreter runs a weakref callback or a `__del__`
-    is printed ("Exception ignored in ...") and dropped: a score went on to exit 0 with the
-    signal lost (seen once in CI, inside importlib's module-lock callback).  The hook for such
-    exceptions sends the signal again, from a thread 10 ms later: sent from the hook itself, the
-    handler would run inside the hook, where its exception is dropped for good."""
-    signal.signal(signal.SIGTERM, _terminate)
-    previous = sys.unraisablehook
-    if getattr(previous, "redelivers_termination", False):   # installed by an earlier command
-        return
-
-    def redeliver(unraisable) -> None:
-        if isinstance(unraisable.exc_value, Terminated):
-            again = threading.Timer(0.01, os.kill, (os.getpid(), unraisable.exc_value.code - 128))
-            again.daemon = True
-            again.start()
-        else:
-            previous(unraisable)
-
-    redeliver.redelivers_termination = True
-    sys.unraisablehook = redeliver
+from .termination import handle_termination
 
 
 class _Group(click.Group):

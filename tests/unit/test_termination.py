@@ -10,18 +10,19 @@ REPO = Path(__file__).resolve().parents[2]
 # the interpreter prints and drops it; the script then runs on and would exit 0.
 DROPPED_IN_DEL = textwrap.dedent("""
     import os, signal, sys, time
-    from perfbench import cli
+    from perfbench import termination
     if sys.argv[1] == "handled":
-        cli.handle_termination()
-        cli.handle_termination()   # a second command in one process wraps the hook once
+        termination.handle_termination()
+        termination.handle_termination()   # a second command in one process wraps the hook once
     else:
-        signal.signal(signal.SIGTERM, cli._terminate)
+        signal.signal(signal.SIGTERM, termination._terminate)
 
     class Trip:
         def __del__(self):
             os.kill(os.getpid(), signal.SIGTERM)
+            n = 0
             for _ in range(10_000):   # the handler runs here, inside __del__
-                pass
+                n += 1
 
     try:
         Trip()
