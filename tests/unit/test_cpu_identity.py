@@ -29,8 +29,9 @@ CPU part\t: 0xd40
 
 def test_x86_family_model_stepping_and_isa_of_the_first_processor(tmp_path):
     (tmp_path / "cpuinfo").write_text(ZEN5_VM)
-    assert cpu_identity(tmp_path / "cpuinfo") == {"cpu_model": "AMD EPYC", "cpu_vendor": "AuthenticAMD", "cpu_family": 26, "cpu_model_number": 2,
-                                                  "cpu_stepping": 1, "cpu_isa": ["avx2", "avx512f", "avx512_bf16"]}
+    assert cpu_identity(tmp_path / "cpuinfo") == {"cpu_model": "AMD EPYC", "cpu_vendor": "AuthenticAMD",
+                                                  "cpu_family": 26, "cpu_model_number": 2, "cpu_stepping": 1,
+                                                  "cpu_isa": ["avx2", "avx512f", "avx512_bf16"]}
 
 
 def test_arm_implementer_and_part(tmp_path):
@@ -38,14 +39,14 @@ def test_arm_implementer_and_part(tmp_path):
     identity = cpu_identity(tmp_path / "cpuinfo")
     assert identity.pop("cpu_model") == (platform.processor() or "unknown")   # ARM's cpuinfo names no model
     assert identity == {"cpu_vendor": "0x41", "cpu_family": None, "cpu_model_number": 0xd40,
-                                                  "cpu_stepping": None, "cpu_isa": ["sve", "asimd"]}
+                        "cpu_stepping": None, "cpu_isa": ["sve", "asimd"]}
 
 
 def test_no_cpuinfo_gives_unknowns(tmp_path):
     identity = cpu_identity(tmp_path / "missing")
     assert identity.pop("cpu_model") == (platform.processor() or "unknown")
     assert identity == {"cpu_vendor": None, "cpu_family": None, "cpu_model_number": None,
-                                                  "cpu_stepping": None, "cpu_isa": []}
+                        "cpu_stepping": None, "cpu_isa": []}
 
 
 def test_a_generic_cpu_name_is_keyed_by_its_generation_and_a_part_number_is_kept_as_is():
