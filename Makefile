@@ -18,10 +18,15 @@ demo: install
 test: install
 	$(VENV)/bin/python -m pytest -q
 
+# The shipped tasks' solutions faster and starters earning nothing, timed for real (~1 min;
+# `perfbench validate` is the fuller check, per task).
+validation: install
+	$(VENV)/bin/python -m pytest -q -m validation tests/integration/test_shipped_tasks.py
+
 # Optional: Scorch (docs/scorch.md) from the user's own clone.  Only an editable install without
 # build isolation works: its setup.py imports torch, and at import it looks for its source tree.
 scorch: install
 	@test -n "$(SCORCH_SRC)" || { echo "usage: make scorch SCORCH_SRC=/path/to/scorch-clone" >&2; exit 2; }
 	$(VENV)/bin/pip install -q -c constraints.txt --no-build-isolation -e "$(SCORCH_SRC)"
 
-.PHONY: install demo test scorch
+.PHONY: install demo test validation scorch

@@ -103,10 +103,9 @@ def test_usage_errors(run_cli, tmp_path, setup, code, needle):
     assert not out.exists()  # nothing written half-way
 
 
-@pytest.mark.parametrize("name,reason", [("syntax_error", "candidate.syntax"),
-                                         ("no_entry_point", "candidate.missing_entry_point"),
-                                         ("wrong_signature", "candidate.signature"),
-                                         ("raises", "candidate.raised"), ("wrong_device", "correctness.device")])
+# Two that leave a Python traceback in the candidate's worker, which must not reach the CLI's
+# stderr; every other reason code is asserted in process by tests/integration/test_score_gate.py.
+@pytest.mark.parametrize("name,reason", [("syntax_error", "candidate.syntax"), ("raises", "candidate.raised")])
 def test_candidate_errors_are_named_rejections(run_cli, name, reason):
     proc = run_cli("score", TASK, FIX / "candidates" / f"{name}.py", "--json", "--quiet", *FAST)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from perfbench.pipeline.baseline_pool import BaselinePool
 from perfbench.pipeline.score import ScoreConfig, score
 from perfbench.timing.sampler import SamplerConfig
 
@@ -29,6 +30,7 @@ REJECTIONS = {
     "uninitialised_output": "correctness.uninitialised",
     "not_a_tensor": "output.not_tensor",
     "tensor_subclass": "output.not_tensor",
+    "sparse_output": "output.not_tensor",
     "wrong_device": "correctness.device",
     "raises": "candidate.raised",
     "syntax_error": "candidate.syntax",
@@ -39,9 +41,19 @@ REJECTIONS = {
 }
 
 
+@pytest.fixture(scope="module")
+def kept_baseline():
+    """score-batch's kept baseline (pipeline/baseline_pool.py): the rule-breakers are about the
+    candidate's gate, and a fresh baseline interpreter each (~1.3 s of a ~4 s score on a slow
+    host) tests nothing more.  The trust-boundary suite (tests/adversarial) scores fresh."""
+    pool = BaselinePool()
+    yield pool
+    pool.close()
+
+
 @pytest.mark.parametrize("name,reason", sorted(REJECTIONS.items()))
-def test_rule_breaker_rejected_with_its_reason(name, reason):
-    r = score(TASK, FIX / "candidates" / f"{name}.py", QUICK)
+def test_rule_breaker_rejected_with_its_reason(name, reason, kept_baseline):
+    r = score(TASK, FIX / "candidates" / f"{name}.py", QUICK, baselines=kept_baseline)
     assert r.verdict == "rejected"
     assert [x.code for x in r.reasons] == [reason], r.reasons
     assert r.comparison is None            # rejected candidates are never timed
