@@ -8,10 +8,12 @@ cached load well under a second.  A sandboxed worker sees the cache through a
 private overlay: what it compiles itself is not kept, so a build lasts when a
 trusted process made it (a test, `perfbench compare`, importing the solution).
 ``-O3`` without ``-march=native`` keeps that cached binary valid on any x86-64
-machine the cache is restored onto.
+machine the cache is restored onto.  One environment builds with one ninja, its own
+(`_ninja_dir`), whatever the caller's PATH.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pathlib
@@ -45,6 +47,35 @@ def build_dir(name: str) -> str:
     return os.path.join(build_root(), f"{name}-{env}")
 
 
+def _ninja_dir() -> str | None:
+    """Where the ninja that builds this environment's extensions is: the environment's own (the
+    `ninja` wheel perfbench depends on, beside the interpreter) when it has one, else PATH's.
+
+    Not whichever PATH finds first: two ninja versions read each other's build log as out of date,
+    so a `make test` (the venv's bin first, ninja 1.13) after a bare `.venv/bin/python -m pytest`
+    (/usr/bin/ninja 1.11) rebuilt the kernels every time, 60-70 s each (measured 2026-12-02).
+    """
+    own = os.path.join(os.path.dirname(sys.executable), "ninja")
+    if os.path.isfile(own) and os.access(own, os.X_OK):
+        return os.path.dirname(own)
+    found = shutil.which("ninja")
+    return os.path.dirname(found) if found else None
+
+
+@contextlib.contextmanager
+def _first_on_path(directory: str):
+    """torch's builder runs `ninja` from PATH: put `directory` first for the build only."""
+    before = os.environ.get("PATH")
+    os.environ["PATH"] = directory + (os.pathsep + before if before else "")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PATH", None)
+        else:
+            os.environ["PATH"] = before
+
+
 def load_cpp_extension(name: str, sources: list[pathlib.Path], functions: list[str]) -> ModuleType:
     """Build, or load the cached build of, extension ``name`` from ``sources`` exposing ``functions``.
 
@@ -53,20 +84,22 @@ def load_cpp_extension(name: str, sources: list[pathlib.Path], functions: list[s
     and functions for a given name.
     """
     if name not in _loaded:
-        if shutil.which("ninja") is None:
-            raise RuntimeError("C++ task kernels need ninja on PATH (pip install ninja)")
+        ninja = _ninja_dir()
+        if ninja is None:
+            raise RuntimeError("C++ task kernels need ninja (pip install ninja, into this Python environment)")
         from torch.utils.cpp_extension import load_inline
 
         directory = build_dir(name)
         os.makedirs(directory, exist_ok=True)
-        _loaded[name] = load_inline(
-            name=name,
-            cpp_sources=[pathlib.Path(s).read_text() for s in sources],
-            functions=list(functions),
-            extra_cflags=["-O3"],
-            build_directory=directory,
-            verbose=False,
-        )
+        with _first_on_path(ninja):
+            _loaded[name] = load_inline(
+                name=name,
+                cpp_sources=[pathlib.Path(s).read_text() for s in sources],
+                functions=list(functions),
+                extra_cflags=["-O3"],
+                build_directory=directory,
+                verbose=False,
+            )
     module = _loaded[name]
     missing = [f for f in functions if not hasattr(module, f)]
     if missing:
