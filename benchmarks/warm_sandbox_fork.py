@@ -73,10 +73,14 @@ def _enter(plan, write_fd: int) -> None:
     os.chdir(plan.private_dir)
     view = plan.view
     _drop_privileges(view.uid, view.gid)
-    os.write(write_fd, json.dumps({"t": time.perf_counter(), "probe": probe()}).encode())
+    t = time.perf_counter()
+    # the sets sandbox.probe does not read: setpriv leaves them all empty, and so must this
+    status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
+    caps = {k: status[k].strip() for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "Seccomp")}
+    os.write(write_fd, json.dumps({"t": t, "probe": probe(), "caps": caps}).encode())
 
 
-def one(expose: tuple[str, ...]) -> tuple[float, dict, dict]:
+def one(expose: tuple[str, ...]) -> tuple[float, dict, dict, dict]:
     plan = plan_sandbox("warmfork", untrusted=True, expose=expose)
     r, w = os.pipe()
     try:
@@ -101,7 +105,7 @@ def one(expose: tuple[str, ...]) -> tuple[float, dict, dict]:
             raise RuntimeError("the child reported nothing")
         doc = json.loads(data)
         # judged as a spawned worker's probe is, against the same plan
-        return doc["t"] - t0, doc["probe"], isolation_from_probe(doc["probe"], plan).layers
+        return doc["t"] - t0, doc["probe"], isolation_from_probe(doc["probe"], plan).layers, doc["caps"]
     finally:
         os.close(r)
         plan.remove()
@@ -113,13 +117,14 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     os.environ.update(scorer_namespace_env())
     expose = (os.path.abspath("tests/fixtures/tiny_task"),)
-    times, last, layers = [], {}, {}
+    times, last, layers, caps = [], {}, {}, {}
     for _ in range(n):
-        t, last, layers = one(expose)
+        t, last, layers, caps = one(expose)
         times.append(t)
     print(f"torch {torch.__version__} imported once; fork into a fresh sandbox, to a child that dropped its privileges: "
           f"median {statistics.median(times) * 1e3:.0f} ms, range {min(times) * 1e3:.0f}-{max(times) * 1e3:.0f} ms (n={n})")
     print("layers, as the verdict would record them:", json.dumps(layers))
+    print("capability sets (/proc/self/status):", json.dumps(caps))
     print("child's probe:", json.dumps({k: last.get(k) for k in (
         "pid", "uid", "uids", "no_new_privs", "cap_eff", "cap_bnd", "net_devices", "mount_ns_differs", "ipc_ns_differs",
         "pid_ns_differs", "root_entries", "writable_mounts", "cgroups")}))
