@@ -26,6 +26,7 @@ import time
 
 import torch  # the warm state a long-lived zygote would hold
 
+from perfbench.isolation.hardening import _prctl
 from perfbench.isolation.sandbox import isolation_from_probe, plan_sandbox, probe, scorer_namespace_env
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000
@@ -42,7 +43,8 @@ def _drop_privileges(uid: int | None, gid: int | None) -> None:
     """setpriv --reuid --regid --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all."""
     last_cap = int(open("/proc/sys/kernel/cap_last_cap").read())
     for cap in range(last_cap + 1):
-        _check(LIBC.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"capbset drop {cap}")
+        if not _prctl(PR_CAPBSET_DROP, cap):
+            raise OSError(f"capbset drop {cap} failed")
     if uid is not None:
         os.setgroups([])
         os.setresgid(gid, gid, gid)
@@ -51,7 +53,8 @@ def _drop_privileges(uid: int | None, gid: int | None) -> None:
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)
     data = (ctypes.c_uint32 * 6)()
     _check(LIBC.syscall(126, header, data), "capset")   # SYS_capset on x86-64
-    _check(LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    if not _prctl(PR_SET_NO_NEW_PRIVS, 1):
+        raise OSError("no_new_privs failed")
 
 
 def _enter(plan, write_fd: int) -> None:
@@ -61,9 +64,8 @@ def _enter(plan, write_fd: int) -> None:
     if pid:
         _, status = os.waitpid(pid, 0)
         os._exit(os.waitstatus_to_exitcode(status))
-    for f in plan.cgroup.procs_files if plan.cgroup is not None else ():
-        with open(f, "w") as fh:
-            fh.write("0")   # this very process
+    if plan.cgroup is not None:
+        plan.cgroup.adopt(0)   # 0: the writing process, this very one
     script = "mount --make-rprivate /\nmount -t proc proc /proc\n" + plan.setup_script(plan.view).replace(
         'exec "$@"\n', "")
     # The script's cgroup lines write the shell's own pid: harmless, it exits.

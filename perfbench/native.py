@@ -55,10 +55,7 @@ def _ninja_dir() -> str | None:
     so a `make test` (the venv's bin first, ninja 1.13) after a bare `.venv/bin/python -m pytest`
     (/usr/bin/ninja 1.11) rebuilt the kernels every time, 60-70 s each (measured 2026-12-02).
     """
-    own = os.path.join(os.path.dirname(sys.executable), "ninja")
-    if os.path.isfile(own) and os.access(own, os.X_OK):
-        return os.path.dirname(own)
-    found = shutil.which("ninja")
+    found = shutil.which("ninja", path=os.path.dirname(sys.executable)) or shutil.which("ninja")
     return os.path.dirname(found) if found else None
 
 
