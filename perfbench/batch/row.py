@@ -55,14 +55,15 @@ class BatchOptions:
 RECORD_PREFIX = "perfbench-record "   # marks the server's answers among anything else on stdout
 
 
-def score_row(row: BatchRow, options: BatchOptions, baselines=None) -> BatchRecord:
+def score_row(row: BatchRow, options: BatchOptions, baselines=None, warm_parents=None) -> BatchRecord:
     """Score `row` here; every outcome, errors included, as a record."""
     from ..pipeline.score import score
 
     t0 = time.perf_counter()
     common = dict(id=row.id, task=row.task, candidate=row.candidate, attempts=1)
     try:
-        result = score(row.task, row.candidate, options.score_config(), baselines=baselines)
+        result = score(row.task, row.candidate, options.score_config(), baselines=baselines,
+                       warm_parents=warm_parents)
     except (UsageError, FileNotFoundError) as exc:
         return BatchRecord(**common, outcome="error", wall_s=time.perf_counter() - t0, error_kind="usage", error=str(exc))
     except (PerfbenchError, OSError) as exc:   # no device, no free core, no NVML, ...: the machine's
@@ -77,16 +78,18 @@ def score_row(row: BatchRow, options: BatchOptions, baselines=None) -> BatchReco
 
 def serve(options: BatchOptions) -> None:
     """Rows on stdin, records on stdout, until stdin closes."""
+    from ..isolation.warm_server import WarmParents
     from ..pipeline.baseline_pool import BaselinePool
 
-    pool = BaselinePool()
+    pool, parents = BaselinePool(), WarmParents()
     try:
         for line in sys.stdin:
             if line.strip():
-                rec = score_row(BatchRow(**json.loads(line)), options, pool)
+                rec = score_row(BatchRow(**json.loads(line)), options, pool, parents)
                 sys.stdout.write(RECORD_PREFIX + json.dumps(rec.to_dict()) + "\n")
                 sys.stdout.flush()
     finally:
+        parents.close()
         pool.close()
 
 

@@ -59,6 +59,11 @@ class CpuThreading:
             env["OMP_WAIT_POLICY"] = self.omp_wait_policy.upper()
         return env
 
+    def runtime_key(self) -> tuple[int, str | None]:
+        """What the OpenMP runtime reads from the environment once, when torch is imported: two
+        settings with the same key may share a warm parent (warm_server.py); the cores may differ."""
+        return self.threads, self.omp_wait_policy
+
     def to_dict(self) -> dict[str, Any]:
         env = self.env({})
         return {"threads": self.threads, "cpus": list(self.cpus),

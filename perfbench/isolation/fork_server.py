@@ -16,18 +16,24 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import signal
 import socket
 import subprocess
 import time
+from typing import TYPE_CHECKING
 
 from ..errors import CandidateRejected, EnvironmentUnavailable
 from .launch import interpreter_pid, kill_group, read_tail, spawn
 from .cpu_threads import CpuThreading
 from .procfs import host_pid_of, pid_alive
 from .sandbox import SandboxPlan, plan_forked, plan_sandbox, worker_log_dir
+from .warm_server import PendingZygote, PidfdProcess
 from .zygote import MAX_MESSAGE
+
+if TYPE_CHECKING:
+    from .warm_server import WarmParent
 
 
 class ForkServer:
@@ -36,27 +42,46 @@ class ForkServer:
     the zygote itself is not pinned, it only imports)."""
 
     def __init__(self, label: str, *, untrusted: bool, sandbox: bool = True, hide: tuple[str, ...] = (),
-                 expose: tuple[str, ...] = (), threading: CpuThreading | None = None):
+                 expose: tuple[str, ...] = (), threading: CpuThreading | None = None,
+                 parent: "WarmParent | None" = None):
+        if parent is not None and not parent.suits(threading):
+            raise ValueError(f"{label}'s zygote wants {threading}, its warm parent was started for {parent.threading}")
         self.label, self.untrusted = label, untrusted
         self.plan = (plan_sandbox(f"{label}-zygote", untrusted=untrusted, hide=hide, expose=expose) if sandbox
                      else SandboxPlan(None, False, missing=("sandbox: switched off by the caller",)))
         self._log_dir = worker_log_dir()
         self.log_path = self._log_dir / f"{label}-zygote.log"
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._chan = ours
+        self.threading = threading
         self._started = time.perf_counter()
+        # Spawned (a new interpreter imports torch), or forked by a warm parent that did already:
+        # then `proc` is known once the parent answers (start).
+        self.proc: subprocess.Popen | PidfdProcess | None = None
+        self._pending: PendingZygote | None = None
+        self.source = "warm parent" if parent is not None else "spawned"
         try:
-            self.proc = spawn("perfbench.isolation.zygote", [str(theirs.fileno())], self.plan, (theirs.fileno(),),
-                              self.log_path, threading)
+            self._launch(parent)
         except BaseException:
-            ours.close()
             self._cleanup()
             raise
-        finally:
-            theirs.close()
         self.zygote_pid: int | None = None
         self.startup_s: float | None = None
         self.forks = 0
+
+    def _launch(self, parent: "WarmParent | None") -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._chan = ours
+        try:
+            if parent is not None:
+                with open(self.log_path, "wb") as log:
+                    self._pending = parent.request(self.plan, theirs.fileno(), log.fileno(), self.threading)
+            else:
+                self.proc = spawn("perfbench.isolation.zygote", [str(theirs.fileno())], self.plan,
+                                  (theirs.fileno(),), self.log_path, self.threading)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
 
     # -- the channel -------------------------------------------------------------------------------
     def _ask(self, req: dict, timeout_s: float, fds: tuple[int, ...] = ()) -> dict:
@@ -83,6 +108,19 @@ class ForkServer:
         """Wait until the zygote has imported what workers import; find its pid here.
         `startup_s` runs from the spawn to its answer, so it includes any time the scorer spent
         before asking (its own torch import: pipeline/score.py spawns the zygotes first)."""
+        if self._pending is not None:
+            try:
+                self.proc, self._pending = self._pending.result(timeout_s), None
+                self._ask({"op": "ping"}, timeout_s)
+            except EnvironmentUnavailable as exc:
+                # The warm parent could not make this zygote (a kernel that refuses one of the
+                # in-process steps): spawned as without one, and the verdict says so.
+                self.source = f"spawned (the warm parent failed: {str(exc)[:300]})"
+                self._end_zygote()
+                if self.plan.private_dir:   # what its view script left there (the new root's mount point)
+                    shutil.rmtree(self.plan.private_dir, ignore_errors=True)
+                    os.mkdir(self.plan.private_dir, 0o700)
+                self._launch(None)
         self._ask({"op": "ping"}, timeout_s)
         self.startup_s = time.perf_counter() - self._started
         self.zygote_pid = interpreter_pid(self.proc.pid, self.plan)
@@ -120,13 +158,27 @@ class ForkServer:
         self.plan.remove()
         shutil.rmtree(self._log_dir, ignore_errors=True)
 
-    def close(self) -> None:
-        if self.proc.poll() is None:
+    def _end_zygote(self) -> None:
+        """Stop the zygote and everything in its cgroup; close the channel."""
+        if self._pending is not None:   # asked for, never started: it may exist by now
+            with contextlib.suppress(EnvironmentUnavailable):
+                self.proc = self._pending.result(30.0)
+            self._pending = None
+        if self.proc is not None and self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self._chan.settimeout(2)
                 self._chan.send(json.dumps({"op": "exit"}).encode())
-        kill_group(self.plan, self.proc)
+        if self.proc is not None:
+            kill_group(self.plan, self.proc)
+            if isinstance(self.proc, PidfdProcess):
+                self.proc.close()
+        elif self.plan.cgroup is not None:
+            self.plan.cgroup.kill()
+        self.proc = None
         self._chan.close()
+
+    def close(self) -> None:
+        self._end_zygote()
         self._cleanup()
 
     def __enter__(self) -> "ForkServer":

@@ -37,12 +37,16 @@ def spawn(module: str, args: list[str], plan: SandboxPlan, pass_fds: tuple[int, 
     """`python -m module args...` wrapped in `plan`: a fresh interpreter in its own session, with no
     fds but `pass_fds` and the log file (its stdout and stderr), so killpg() reaches anything it
     starts."""
-    env = dict(_worker_env(), **scorer_namespace_env())
     with open(log_path, "wb") as log:
         return subprocess.Popen(plan.wrap([sys.executable, "-m", module, *args]),
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                pass_fds=pass_fds, start_new_session=True,
-                                env=plan.env(threading.env(env) if threading is not None else env))
+                                pass_fds=pass_fds, start_new_session=True, env=child_env(plan, threading))
+
+
+def child_env(plan: SandboxPlan, threading: CpuThreading | None) -> dict[str, str]:
+    """The environment a child interpreter of the scorer starts with inside `plan`."""
+    env = dict(_worker_env(), **scorer_namespace_env())
+    return plan.env(threading.env(env) if threading is not None else env)
 
 
 def interpreter_pid(spawned: int, plan: SandboxPlan) -> int:

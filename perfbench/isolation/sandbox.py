@@ -90,12 +90,18 @@ class SandboxPlan:
         into it, lock it down, exec its arguments.  Joining here, not before `unshare`, keeps
         unshare's own waiting parent out of the cgroup: freezing it mid-wait was seen to make it
         exit (util-linux 2.38)."""
+        q = shlex.quote
+        procs = self.cgroup.procs_files if self.cgroup is not None else []
+        return "".join(["set -e\n", *(f"echo $$ > {q(f)}\n" for f in procs), self.view_script(view), 'exec "$@"\n'])
+
+    def view_script(self, view: WorkerView) -> str:
+        """sh, as root in the new mount namespace: the worker's root, moved into and locked down,
+        ending in its private directory (the part of `setup_script` a warm parent's child runs
+        itself, warm_parent.py)."""
         q, priv = shlex.quote, self.private_dir or ""
         root = f"{priv}/.root"   # where the new root is built; the old one is let go before the exec
         pivot = q(_tool("pivot_root") or "pivot_root")
-        procs = self.cgroup.procs_files if self.cgroup is not None else []
         return "".join([
-            "set -e\n", *(f"echo $$ > {q(f)}\n" for f in procs),
             "mount --make-rprivate /\n",
             f"mkdir {q(root)}\n",
             root_script(view, root, priv),
@@ -108,8 +114,7 @@ class SandboxPlan:
             # trusted files that an exposed directory holds after all (a task inside a sys.path entry)
             *(f"if [ -d {q(h)} ]; then mount -t tmpfs -o ro,mode=755 tmpfs {q(h)}; "
               f"elif [ -e {q(h)} ]; then mount --bind /dev/null {q(h)}; fi\n" for h in self.hide),
-            f"cd {q(priv)}\n",
-            'exec "$@"\n'])
+            f"cd {q(priv)}\n"])
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
         if not self.namespaces:

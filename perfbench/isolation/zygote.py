@@ -29,11 +29,20 @@ import socket
 import sys
 import time
 import traceback
+from typing import NoReturn
 
 MAX_MESSAGE = 4096
 WARM_IMPORTS = ("multiprocessing.connection", "torch", "perfbench.isolation.protocol", "perfbench.isolation.sandbox",
                 "perfbench.isolation.worker", "perfbench.errors", "perfbench.loading")
 FORK_FDS = 4   # the worker's socket, input arena, output table, log file
+
+
+def leave_child(code: int) -> NoReturn:
+    """End a forked child: flush what it printed, never return into its parent's code."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 class _Zygote:
@@ -95,10 +104,7 @@ class _Zygote:
         except BaseException:  # noqa: BLE001 - report, then leave without returning into the zygote
             traceback.print_exc()
         finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            os._exit(code)
+            leave_child(code)
 
     def serve(self) -> None:
         while True:
@@ -132,18 +138,38 @@ _IGNORED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal
             signal.SIGALRM, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 
 
-def main(fd: int) -> None:
+def ignore_signals() -> dict:
+    """Ignore what `_IGNORED` names; returns the handlers a forked worker restores."""
+    handlers = {sig: signal.getsignal(sig) for sig in _IGNORED}
+    for sig in _IGNORED:
+        signal.signal(sig, signal.SIG_IGN)
+    return handlers
+
+
+def warm_imports() -> None:
+    """What every worker imports before it serves; nothing of the task."""
+    for module in WARM_IMPORTS:
+        importlib.import_module(module)
+
+
+def serve(fd: int, handlers: dict) -> None:
+    """Serve fork requests on `fd` until the scorer says exit or goes away (the warm parent's
+    children come here once inside their sandbox, warm_parent.py)."""
     from .hardening import harden_process, set_dumpable
 
     harden_process({fd})   # inherited by every worker it forks
     set_dumpable(0)
-    handlers = {sig: signal.getsignal(sig) for sig in _IGNORED}
-    for sig in _IGNORED:
-        signal.signal(sig, signal.SIG_IGN)
-    # What every worker imports before it serves; nothing of the task.
-    for module in WARM_IMPORTS:
-        importlib.import_module(module)
     _Zygote(fd, handlers).serve()
+
+
+def main(fd: int) -> None:
+    from .hardening import harden_process, set_dumpable
+
+    harden_process({fd})
+    set_dumpable(0)
+    handlers = ignore_signals()
+    warm_imports()
+    serve(fd, handlers)
 
 
 if __name__ == "__main__":

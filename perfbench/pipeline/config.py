@@ -60,6 +60,8 @@ class ScoreConfig:
     stop_early: bool = True           # False: every process measures (calibration, validity gates)
     fork_workers: bool = True         # CPU: each side's workers forked from one warmed, sandboxed
                                       # zygote (isolation/zygote.py) instead of fresh interpreters
+    warm_parent: bool = True          # ... and the zygotes forked into their sandboxes by one root
+                                      # process that imported torch once (isolation/warm_parent.py)
     base_packages: tuple[PackageSource, ...] = ()   # the baseline imports these from checkouts
     cand_packages: tuple[PackageSource, ...] = ()   # ... and the candidate these (shown in its sandbox)
 

@@ -5,12 +5,15 @@ Imports no torch: `score` spawns the zygotes before it imports torch itself, so 
 imports (~1 s of CPU each) share the cores instead of running one after another."""
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import EnvironmentUnavailable
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
 from ..isolation.sandbox import make_nondumpable
+from ..isolation.warm_server import WarmParent, WarmParents
 from ..isolation.worker_view import package_source_tree, refuse_if_holding
 from ..tasks import FORMAT_KERNELBENCH, TaskSpec
 from .config import PackageSource, ScoreConfig
@@ -40,24 +43,27 @@ def candidate_files(spec: TaskSpec, cand_path: Path,
     return (str(cand), *task_files, *spec.shared, *packages), (*sorted(map(str, secret)), str(root / "__pycache__"))
 
 
-def candidate_fork_server(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
-                          threading: CpuThreading | None = None) -> ForkServer:
+def candidate_fork_server(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig, threading: CpuThreading | None = None,
+                          parent: WarmParent | None = None) -> ForkServer:
     """The zygote the candidate's workers are forked from: the sandbox `candidate_worker` would have."""
     expose, hide = candidate_files(spec, cand_path, cfg.cand_packages)
-    return ForkServer("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose, threading=threading)
+    return ForkServer("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose, threading=threading,
+                      parent=parent)
 
 
-def spawn_zygotes(spec: TaskSpec, device: str, cand_path: Path, cfg: ScoreConfig,
-                  threading: CpuThreading | None, baseline: bool = True) -> dict[str, ForkServer]:
+def spawn_zygotes(spec: TaskSpec, device: str, cand_path: Path, cfg: ScoreConfig, threading: CpuThreading | None,
+                  baseline: bool = True, parent: WarmParent | None = None) -> dict[str, ForkServer]:
     """CPU: one zygote per side (the baseline's only if `baseline`: a batch's pool keeps its
-    workers), spawned and left importing torch; `ForkServer.start` waits for them.  CUDA
-    workers stay fresh interpreters (a process that has touched CUDA cannot fork): none."""
+    workers), spawned and left importing torch, or asked of `parent`; `ForkServer.start` waits
+    for them.  CUDA workers stay fresh interpreters (a process that has touched CUDA cannot
+    fork): none."""
     if device != "cpu" or not cfg.fork_workers:
         return {}
-    servers = {"candidate": candidate_fork_server(spec, cand_path, cfg, threading)}
+    servers = {"candidate": candidate_fork_server(spec, cand_path, cfg, threading, parent)}
     if baseline:
         try:
-            servers["baseline"] = ForkServer("baseline", untrusted=False, sandbox=cfg.sandbox, threading=threading)
+            servers["baseline"] = ForkServer("baseline", untrusted=False, sandbox=cfg.sandbox, threading=threading,
+                                             parent=parent)
         except BaseException:
             servers["candidate"].close()
             raise
@@ -76,7 +82,13 @@ class ScorerStart:
 
 
 def start_scorer(spec: TaskSpec, device: str, cand_path: Path, cfg: ScoreConfig, threading: CpuThreading | None,
-                 baseline: bool = True) -> ScorerStart:
-    """PR_SET_DUMPABLE 0 on this process first (sandbox.make_nondumpable), then the zygotes."""
+                 baseline: bool = True, parents: WarmParents | None = None) -> ScorerStart:
+    """PR_SET_DUMPABLE 0 on this process first (sandbox.make_nondumpable), then the zygotes: asked
+    of a warm parent (`parents`, default this process's: its torch import overlaps this
+    process's on a first score, and is done by the next), or spawned where none can run."""
     nondumpable = make_nondumpable()
-    return ScorerStart(threading, spawn_zygotes(spec, device, cand_path, cfg, threading, baseline), nondumpable)
+    parent = None
+    if device == "cpu" and cfg.fork_workers and cfg.warm_parent:
+        with contextlib.suppress(EnvironmentUnavailable):   # (the zygotes are spawned instead)
+            parent = (parents or WarmParents.shared()).get(threading)
+    return ScorerStart(threading, spawn_zygotes(spec, device, cand_path, cfg, threading, baseline, parent), nondumpable)

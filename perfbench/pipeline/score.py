@@ -28,6 +28,7 @@ from .config import ScoreConfig
 from .sandboxes import start_scorer
 
 if TYPE_CHECKING:
+    from ..isolation.warm_server import WarmParents
     from .baseline_pool import BaselinePool
 
 __all__ = ["ScoreConfig", "score"]
@@ -35,9 +36,11 @@ __all__ = ["ScoreConfig", "score"]
 
 def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfig | None = None,
           *, overrides: dict[str, str] | None = None, progress: ProgressFn | None = None,
-          log: Callable[[str], None] | None = None, baselines: BaselinePool | None = None) -> ScoreResult:
+          log: Callable[[str], None] | None = None, baselines: BaselinePool | None = None,
+          warm_parents: WarmParents | None = None) -> ScoreResult:
     """Gate `candidate` on `task`, then time it against the task's baseline.  `baselines` keeps
-    the baseline's workers for the next score of the same task (score-batch)."""
+    the baseline's workers for the next score of the same task, `warm_parents` the process the
+    zygotes are forked from (score-batch)."""
     cfg = config or ScoreConfig()
     spec = task if isinstance(task, TaskSpec) else load_task(task, overrides)
     device = check_device(cfg.device or spec.device)
@@ -51,7 +54,8 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
     # Held for the whole run: no other perfbench measurement shares these cores or this GPU.
     with device_lease.acquire(device, spec.threads, waiting=say) as lease, contextlib.ExitStack() as held:
         threading = CpuThreading.for_task(spec.threads, spec.omp_wait_policy, lease.cpus) if device == "cpu" else None
-        start = start_scorer(spec, device, cand_path, cfg, threading, baseline=baselines is None)
+        start = start_scorer(spec, device, cand_path, cfg, threading, baseline=baselines is None,
+                             parents=warm_parents)
         for server in start.servers.values():
             held.enter_context(server)
         # This process's inputs and float64 oracles between blocks: no page fault per 4 KiB.

@@ -124,6 +124,7 @@ class TimingRun:
                 isolation, missing = isolation_record(cand, cfg, self.nondumpable)
                 if "candidate" in self.servers:
                     isolation["zygote_startup_ms"] = round(self.servers["candidate"].startup_s * 1e3, 1)
+                    isolation["zygote_source"] = self.servers["candidate"].source
                 if first:
                     base["isolation"] = isolation
                     base["warnings"] += missing

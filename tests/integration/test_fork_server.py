@@ -16,6 +16,7 @@ from perfbench.isolation.client import WorkerClient
 from perfbench.isolation.cpu_threads import CpuThreading
 from perfbench.isolation.fork_server import ForkServer
 from perfbench.isolation.sandbox import plan_sandbox
+from perfbench.isolation.warm_server import WarmParent
 
 THREADS = CpuThreading.for_task(1)
 
@@ -26,10 +27,20 @@ def _can_sandbox() -> bool:
     return not plan.missing
 
 
-@pytest.fixture
-def server():
-    with ForkServer("candidate", untrusted=True, threading=THREADS) as s:
+@pytest.fixture(scope="module")
+def warm_parent():
+    with WarmParent(THREADS) as parent:
+        yield parent
+
+
+@pytest.fixture(params=["spawned", "warm parent"])
+def server(request):
+    """Each zygote test twice: a zygote spawned as a new interpreter, and one forked into its
+    sandbox by a warm parent (warm_parent.py)."""
+    parent = request.getfixturevalue("warm_parent") if request.param == "warm parent" else None
+    with ForkServer("candidate", untrusted=True, threading=THREADS, parent=parent) as s:
         s.start(120)
+        assert s.source == request.param
         yield s
 
 
@@ -72,6 +83,7 @@ def test_exit_status_through_a_real_candidate(tmp_path):
     r = score(fix / "tiny_task", fix / "candidates" / "exits.py", cfg)
     assert [x.code for x in r.reasons] == ["candidate.exited"], r.reasons
     assert "status 3" in r.reasons[0].message and r.isolation["zygote_startup_ms"] > 0
+    assert r.isolation["zygote_source"] == "warm parent"
 
 
 def test_a_zygote_that_never_starts_is_the_machines_problem(monkeypatch):

@@ -29,8 +29,10 @@ def test_two_workers_pair_their_blocks_across_processes():
                          sampler=QUICK, seed=1, threads=1, processes=2)
     base, cand = r.variants
     assert (base.variant, base.status, cand.variant, cand.status) == ("dense", OK, "sparse", OK)
-    assert cand.speedup > 1.5 and cand.ci[0] <= cand.speedup <= cand.ci[1]   # 2% dense: sparse wins clearly
-    assert base.median_ns > cand.median_ns > 0
+    # Which side wins is the hardware's to say (sparse at 2% won by 1.4-3x on the hosts seen):
+    # that belongs in benchmarks/, not in a test that must never flake.
+    assert 0 < cand.ci[0] <= cand.speedup <= cand.ci[1] and 0 <= cand.p_value <= 1
+    assert base.median_ns > 0 and cand.median_ns > 0
 
 
 def test_a_wrong_variant_in_a_worker_is_named_and_an_inapplicable_one_said(tmp_path):
