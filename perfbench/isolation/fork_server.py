@@ -1,6 +1,8 @@
 """The scorer's handle on a zygote (zygote.py): one warmed interpreter per side of a score,
 sandboxed exactly as a worker of that side would be, that forks a fresh worker for each process
 pair instead of the scorer starting a new interpreter (which imports torch again, ~1.5 s of CPU).
+The zygote is itself spawned, or (`parent`) forked into its sandbox by a warm parent that
+imported torch once (warm_parent.py, warm_server.py).
 
     with ForkServer("candidate", untrusted=True, expose=...) as server:
         server.start(timeout_s)
@@ -59,7 +61,12 @@ class ForkServer:
         self._pending: PendingZygote | None = None
         self.source = "warm parent" if parent is not None else "spawned"
         try:
-            self._launch(parent)
+            try:
+                self._launch(parent)
+            except EnvironmentUnavailable as exc:   # the warm parent took no request: spawned
+                if parent is None:
+                    raise
+                self._spawn_instead(exc)
         except BaseException:
             self._cleanup()
             raise
@@ -82,6 +89,12 @@ class ForkServer:
             raise
         finally:
             theirs.close()
+
+    def _spawn_instead(self, exc: EnvironmentUnavailable) -> None:
+        """The warm parent could not make this zygote (a kernel that refuses one of the in-process
+        steps, a warm parent gone): spawned as without one, and the verdict says so."""
+        self.source = f"spawned (the warm parent failed: {str(exc)[:300]})"
+        self._launch(None)
 
     # -- the channel -------------------------------------------------------------------------------
     def _ask(self, req: dict, timeout_s: float, fds: tuple[int, ...] = ()) -> dict:
@@ -113,14 +126,11 @@ class ForkServer:
                 self.proc, self._pending = self._pending.result(timeout_s), None
                 self._ask({"op": "ping"}, timeout_s)
             except EnvironmentUnavailable as exc:
-                # The warm parent could not make this zygote (a kernel that refuses one of the
-                # in-process steps): spawned as without one, and the verdict says so.
-                self.source = f"spawned (the warm parent failed: {str(exc)[:300]})"
                 self._end_zygote()
                 if self.plan.private_dir:   # what its view script left there (the new root's mount point)
                     shutil.rmtree(self.plan.private_dir, ignore_errors=True)
                     os.mkdir(self.plan.private_dir, 0o700)
-                self._launch(None)
+                self._spawn_instead(exc)
         self._ask({"op": "ping"}, timeout_s)
         self.startup_s = time.perf_counter() - self._started
         self.zygote_pid = interpreter_pid(self.proc.pid, self.plan)
@@ -168,10 +178,15 @@ class ForkServer:
             with contextlib.suppress(OSError):
                 self._chan.settimeout(2)
                 self._chan.send(json.dumps({"op": "exit"}).encode())
-        if self.proc is not None:
+        if isinstance(self.proc, PidfdProcess):   # not the scorer's child: its pid is not for killpg
+            if self.plan.cgroup is not None:
+                self.plan.cgroup.kill()
+            self.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
+            self.proc.close()
+        elif self.proc is not None:
             kill_group(self.plan, self.proc)
-            if isinstance(self.proc, PidfdProcess):
-                self.proc.close()
         elif self.plan.cgroup is not None:
             self.plan.cgroup.kill()
         self.proc = None

@@ -64,7 +64,7 @@ def _become_zygote(req: dict, fds: list[int], handlers: dict) -> None:
     code = 1
     try:
         chan_fd, log_fd = fds
-        os.setsid()   # its own session and group: the scorer kills the group
+        os.setsid()   # its own session and group, as a spawned zygote (start_new_session)
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)

@@ -20,6 +20,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -62,6 +63,13 @@ class PidfdProcess:
         self.returncode = UNKNOWN_EXIT
         return self.returncode
 
+    def kill(self) -> None:
+        """SIGKILL through the pidfd: never another process that reused the pid.  (A
+        sandboxed zygote's PID 1 dies with it: PR_SET_PDEATHSIG.)"""
+        if self._pidfd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
     def close(self) -> None:
         if self._pidfd >= 0:
             with contextlib.suppress(OSError):
@@ -94,7 +102,6 @@ class WarmParent:
         self._chan = ours
         self._ids = itertools.count(1)
         self._replies: dict[int, tuple[dict, list[int]]] = {}
-        self.zygotes = 0
         try:
             # No sandbox around it: it must be root to make each zygote's (docs/security.md).
             self.proc = spawn("perfbench.isolation.warm_parent", [str(theirs.fileno())],
@@ -128,7 +135,6 @@ class WarmParent:
             socket.send_fds(self._chan, [msg], [chan_fd, log_fd])
         except OSError as exc:
             raise self._lost(f"took no request ({exc})") from None
-        self.zygotes += 1
         return PendingZygote(self, req_id)
 
     def _collect(self, req_id: int, timeout_s: float) -> PidfdProcess:

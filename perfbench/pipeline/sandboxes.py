@@ -90,5 +90,5 @@ def start_scorer(spec: TaskSpec, device: str, cand_path: Path, cfg: ScoreConfig,
     parent = None
     if device == "cpu" and cfg.fork_workers and cfg.warm_parent:
         with contextlib.suppress(EnvironmentUnavailable):   # (the zygotes are spawned instead)
-            parent = (parents or WarmParents.shared()).get(threading)
+            parent = (parents if parents is not None else WarmParents.shared()).get(threading)
     return ScorerStart(threading, spawn_zygotes(spec, device, cand_path, cfg, threading, baseline, parent), nondumpable)
