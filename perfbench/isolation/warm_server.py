@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import time
+from threading import Lock
 
 from ..errors import EnvironmentUnavailable
 from .cpu_threads import CpuThreading
@@ -102,6 +103,7 @@ class WarmParent:
         self._chan = ours
         self._ids = itertools.count(1)
         self._replies: dict[int, tuple[dict, list[int]]] = {}
+        self._lock = Lock()   # scores on several threads of one process share it
         try:
             # No sandbox around it: it must be root to make each zygote's (docs/security.md).
             self.proc = spawn("perfbench.isolation.warm_parent", [str(theirs.fileno())],
@@ -132,12 +134,23 @@ class WarmParent:
         if len(msg) > MAX_REQUEST:
             raise EnvironmentUnavailable(f"warm parent: a zygote request of {len(msg)} bytes (limit {MAX_REQUEST})")
         try:
-            socket.send_fds(self._chan, [msg], [chan_fd, log_fd])
+            with self._lock:
+                socket.send_fds(self._chan, [msg], [chan_fd, log_fd])
         except OSError as exc:
             raise self._lost(f"took no request ({exc})") from None
         return PendingZygote(self, req_id)
 
     def _collect(self, req_id: int, timeout_s: float) -> PidfdProcess:
+        with self._lock:   # a reply read here may be another thread's: kept for it in _replies
+            reply, fds = self._await_reply(req_id, timeout_s)
+        if "error" in reply or len(fds) != 1:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            raise self._lost(f"answered {reply!r}")
+        return PidfdProcess(int(reply["pid"]), fds[0])
+
+    def _await_reply(self, req_id: int, timeout_s: float) -> tuple[dict, list[int]]:
         deadline = time.monotonic() + timeout_s
         while req_id not in self._replies:
             left = deadline - time.monotonic()
@@ -152,13 +165,7 @@ class WarmParent:
                 raise self._lost("exited")
             reply = json.loads(msg)
             self._replies[int(reply.get("id", -1))] = (reply, fds)
-        reply, fds = self._replies.pop(req_id)
-        if "error" in reply or len(fds) != 1:
-            for fd in fds:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            raise self._lost(f"answered {reply!r}")
-        return PidfdProcess(int(reply["pid"]), fds[0])
+        return self._replies.pop(req_id)
 
     def _lost(self, what: str) -> EnvironmentUnavailable:
         said = read_tail(self.log_path, 300).strip().splitlines()
@@ -199,16 +206,18 @@ class WarmParents:
     def __init__(self) -> None:
         self._parents: dict[tuple | None, WarmParent] = {}
         self._pid = os.getpid()
+        self._lock = Lock()
 
     def get(self, threading: CpuThreading | None) -> WarmParent:
-        if os.getpid() != self._pid:   # a forked copy of the owner: its channels are the owner's
-            self._parents, self._pid = {}, os.getpid()
-        parent = self._parents.get(_key(threading))
-        if parent is None or parent.proc.poll() is not None:
-            if parent is not None:
-                parent.close()
-            parent = self._parents[_key(threading)] = WarmParent(threading)
-        return parent
+        with self._lock:
+            if os.getpid() != self._pid:   # a forked copy of the owner: its channels are the owner's
+                self._parents, self._pid = {}, os.getpid()
+            parent = self._parents.get(_key(threading))
+            if parent is None or parent.proc.poll() is not None:
+                if parent is not None:
+                    parent.close()
+                parent = self._parents[_key(threading)] = WarmParent(threading)
+            return parent
 
     def close(self) -> None:
         if os.getpid() == self._pid:

@@ -136,3 +136,18 @@ def test_warm_parents_are_kept_per_openmp_setting():
     finally:
         parents.close()
     assert one.proc.poll() is not None
+
+
+def test_scores_on_two_threads_share_one_warm_parent(warm_parent):
+    """Each thread gets its own zygote's answer, whichever thread reads the replies."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(label: str) -> tuple[str, int]:
+        with ForkServer(label, untrusted=False, threading=THREADS, parent=warm_parent) as server:
+            server.start(120)
+            return server.source, server.zygote_pid
+
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(one, ["baseline", "candidate"] * 2))
+    assert [source for source, _ in got] == ["warm parent"] * 4
+    assert len({pid for _, pid in got}) == 4
