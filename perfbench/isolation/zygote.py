@@ -1,5 +1,7 @@
 """The zygote: one warmed interpreter per side of a score, from which each worker process is
-forked (`python -m perfbench.isolation.zygote FD`, started by fork_server.ForkServer).
+forked (`python -m perfbench.isolation.zygote FD`, started by fork_server.ForkServer; or a
+child of a warm parent that entered the zygote's sandbox itself and calls `serve`,
+warm_parent.py).
 
 Importing torch is most of a worker's start-up (~1.5 s of CPU here).  The zygote does it once,
 inside the same sandbox a worker would have (the scorer wraps it exactly as it wraps a worker),
