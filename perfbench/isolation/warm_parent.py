@@ -104,9 +104,10 @@ class _WarmParent:
 
     @staticmethod
     def reap() -> None:
+        """Every child that has ended (the waiters of zygotes that are gone)."""
         with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
+            while os.waitpid(-1, os.WNOHANG)[0] != 0:
+                continue
 
     def zygote(self, req: dict, fds: list[int]) -> None:
         threads = _threads()

@@ -119,8 +119,7 @@ class WarmParent:
         """Whether zygotes whose workers run with `threading` may be forked from this one."""
         return _key(threading) == _key(self.threading)
 
-    def request(self, plan: SandboxPlan, chan_fd: int, log_fd: int,
-                threading: CpuThreading | None = None) -> PendingZygote:
+    def request(self, plan: SandboxPlan, chan_fd: int, log_fd: int, threading: CpuThreading | None) -> PendingZygote:
         """Ask for a zygote in `plan` whose workers run with `threading`, serving on `chan_fd`,
         writing to `log_fd` (both are sent, the caller still closes its copies).  Its
         environment is exactly what a spawned zygote's would be."""

@@ -155,11 +155,11 @@ def warm_imports() -> None:
 
 
 def serve(fd: int, handlers: dict) -> None:
-    """Serve fork requests on `fd` until the scorer says exit or goes away (the warm parent's
-    children come here once inside their sandbox, warm_parent.py)."""
-    from .hardening import harden_process, set_dumpable
+    """Serve fork requests on `fd` until the scorer says exit or goes away.  The process is
+    hardened already (harden_process: by `main`, or by the warm parent its child was forked
+    from, warm_parent.py); non-dumpable again here, since a uid switch resets that."""
+    from .hardening import set_dumpable
 
-    harden_process({fd})   # inherited by every worker it forks
     set_dumpable(0)
     _Zygote(fd, handlers).serve()
 
@@ -167,7 +167,7 @@ def serve(fd: int, handlers: dict) -> None:
 def main(fd: int) -> None:
     from .hardening import harden_process, set_dumpable
 
-    harden_process({fd})
+    harden_process({fd})   # inherited by every worker it forks
     set_dumpable(0)
     handlers = ignore_signals()
     warm_imports()

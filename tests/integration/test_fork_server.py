@@ -15,16 +15,9 @@ from perfbench.isolation import fork_server
 from perfbench.isolation.client import WorkerClient
 from perfbench.isolation.cpu_threads import CpuThreading
 from perfbench.isolation.fork_server import ForkServer
-from perfbench.isolation.sandbox import plan_sandbox
 from perfbench.isolation.warm_server import WarmParent
 
 THREADS = CpuThreading.for_task(1)
-
-
-def _can_sandbox() -> bool:
-    plan = plan_sandbox("probe", untrusted=True)
-    plan.remove()
-    return not plan.missing
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +37,7 @@ def server(request):
         yield s
 
 
-def test_forked_workers_are_sandboxed_each_in_a_cgroup_of_its_own(server):
-    if not _can_sandbox():
-        pytest.skip("this machine cannot sandbox")
+def test_forked_workers_are_sandboxed_each_in_a_cgroup_of_its_own(server, sandboxable):
     seen = []
     for _ in range(2):
         with WorkerClient("candidate", untrusted=True, server=server, threading=THREADS) as w:

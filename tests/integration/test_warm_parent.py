@@ -13,7 +13,7 @@ from perfbench.isolation.client import WorkerClient
 from perfbench.isolation.cpu_threads import CpuThreading
 from perfbench.isolation.fork_server import ForkServer
 from perfbench.isolation.procfs import pid_alive
-from perfbench.isolation.sandbox import SandboxPlan, plan_sandbox
+from perfbench.isolation.sandbox import SandboxPlan
 from perfbench.isolation.warm_server import WarmParent, WarmParents
 from perfbench.pipeline.config import ScoreConfig
 from perfbench.pipeline.gate import load_side
@@ -23,13 +23,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 THREADS = CpuThreading.for_task(1)
 CREDENTIALS = ("Uid", "Gid", "Groups", "NoNewPrivs", "Seccomp", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
-
-
-def _needs_sandbox():
-    plan = plan_sandbox("probe", untrusted=True)
-    plan.remove()
-    if plan.missing:
-        pytest.skip(f"this machine cannot sandbox: {plan.missing}")
 
 
 def _status(pid: int) -> dict[str, str]:
@@ -66,10 +59,9 @@ def warm_parent():
         yield parent
 
 
-def test_a_warm_zygote_has_a_spawned_zygotes_credentials_and_environment(warm_parent, tmp_path):
+def test_a_warm_zygote_has_a_spawned_zygotes_credentials_and_environment(warm_parent, tmp_path, sandboxable):
     """Read from the host (/proc status of the zygote) and from inside (a candidate that reports
     its worker's environment, temp directory, working directory and thread count)."""
-    _needs_sandbox()
     reporter = tmp_path / "reporter.py"
     reporter.write_text(REPORTER)
     expose = (str(reporter), str(FIXTURES / "tiny_task"))
@@ -91,10 +83,9 @@ def test_a_warm_zygote_has_a_spawned_zygotes_credentials_and_environment(warm_pa
     assert inside["dont_write_bytecode"] and inside["threads"] == 1 and inside["path"] == []
 
 
-def test_a_zygote_the_warm_parent_cannot_sandbox_is_spawned_instead(warm_parent, monkeypatch):
+def test_a_zygote_the_warm_parent_cannot_sandbox_is_spawned_instead(warm_parent, monkeypatch, sandboxable):
     """A step of the in-process entry fails: no zygote comes of it (the child exits before any
     worker), the zygote is spawned as without a warm parent, and `source` says why."""
-    _needs_sandbox()
     real = SandboxPlan.view_script
     monkeypatch.setattr(SandboxPlan, "view_script", lambda self, view: "exit 3\n")
     server = ForkServer("candidate", untrusted=True, threading=THREADS, parent=warm_parent)
