@@ -13,6 +13,9 @@ the largest block costs memory only for the pages written.
 """
 from __future__ import annotations
 
+import ctypes
+import errno
+import functools
 import math
 import mmap
 import os
@@ -194,16 +197,56 @@ def table_records(arena: SharedArena, k: int, n_outputs: int) -> np.ndarray:
     return a.reshape(max(1, n_outputs), RECORD_INTS).copy()
 
 
-def read_process_memory(pid: int, address: int, nbytes: int) -> bytes:
+def read_process_memory(pid: int, address: int, nbytes: int) -> torch.Tensor:
     """`nbytes` at `address` in process `pid` (which must be stopped for the read to mean
-    anything).  Needs ptrace access: the scorer is the worker's ancestor and, here, root."""
+    anything), as a new uint8 tensor.  Needs ptrace access: the scorer is the worker's ancestor
+    and, here, root.
+
+    process_vm_readv(2) copies straight into the tensor: 3.0 ms for 16 MB on the Intel host,
+    against 6.7 ms for pread of /proc/PID/mem and two more copies to make a tensor of its bytes
+    (every timed-output check reads one output).  Both need the same ptrace permission; the
+    /proc read remains where the call is missing or refused."""
+    out = torch.empty(nbytes, dtype=torch.uint8)
     if nbytes == 0:
-        return b""
-    fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+        return out
+    got = _vm_read(pid, address, out)
+    if got is None:
+        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+        try:
+            got = os.preadv(fd, [out.numpy()], address)
+        finally:
+            os.close(fd)
+    if got != nbytes:
+        raise OSError(f"short read: {got} of {nbytes} bytes at {address:#x}")
+    return out
+
+
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+@functools.cache
+def _process_vm_readv():
     try:
-        data = os.pread(fd, nbytes, address)
-    finally:
-        os.close(fd)
-    if len(data) != nbytes:
-        raise OSError(f"short read: {len(data)} of {nbytes} bytes at {address:#x}")
-    return data
+        fn = ctypes.CDLL(None, use_errno=True).process_vm_readv
+    except (AttributeError, OSError, TypeError):
+        return None
+    fn.restype = ctypes.c_ssize_t
+    fn.argtypes = [ctypes.c_int, ctypes.POINTER(_Iovec), ctypes.c_ulong, ctypes.POINTER(_Iovec), ctypes.c_ulong,
+                   ctypes.c_ulong]
+    return fn
+
+
+def _vm_read(pid: int, address: int, out: torch.Tensor) -> int | None:
+    """Bytes read into `out` by process_vm_readv, or None where it is unavailable or refused."""
+    fn = _process_vm_readv()
+    if fn is None:
+        return None
+    local, remote = _Iovec(out.data_ptr(), out.numel()), _Iovec(address, out.numel())
+    got = fn(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+    if got >= 0:
+        return got
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EPERM):
+        return None
+    raise OSError(err, f"process_vm_readv at {address:#x}: {os.strerror(err)}")

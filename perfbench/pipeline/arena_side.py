@@ -232,8 +232,9 @@ class ArenaSide:
         except OSError as exc:
             raise CandidateRejected("tamper.protocol", f"timed iteration {k}: output memory unreadable "
                                     f"at the reported address ({exc})") from None
-        flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype) if nbytes else torch.empty(0, dtype=dtype)
-        tensor = flat.as_strided(shape, strides).clone() if numel else torch.empty(shape, dtype=dtype)
+        tensor = raw.view(dtype).as_strided(shape, strides) if numel else torch.empty(shape, dtype=dtype)
+        if not tensor.is_contiguous():   # (the read is this process's own copy: a dense one is kept as it is)
+            tensor = tensor.clone()
         lo, hi = int(r[1]), int(r[1]) + nbytes
         aliases = nbytes > 0 and lo < self.input_base + self.client.input_arena.size and self.input_base < hi
         return OutputRecord("Tensor", str(dtype).replace("torch.", ""), shape, strides, "cpu", aliases, tensor)

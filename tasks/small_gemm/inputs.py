@@ -14,6 +14,6 @@ def make_inputs(seed: int, size: str) -> tuple:
     m, k, n = SIZES[size]
     gen = torch.Generator().manual_seed(seed)
     scale = k ** -0.25
-    a = scale * torch.randn(m, k, generator=gen, dtype=torch.float32)
-    b = scale * torch.randn(k, n, generator=gen, dtype=torch.float32)
+    a = torch.randn(m, k, generator=gen, dtype=torch.float32).mul_(scale)
+    b = torch.randn(k, n, generator=gen, dtype=torch.float32).mul_(scale)
     return (a, b)

@@ -13,6 +13,6 @@ def make_inputs(seed: int, size: str) -> tuple:
         raise ValueError(f"unknown size {size!r}; expected one of {sorted(SIZES)}")
     rows, cols = SIZES[size]
     gen = torch.Generator().manual_seed(seed)
-    x = 2.0 * torch.randn(rows, cols, generator=gen, dtype=torch.float32)
+    x = torch.randn(rows, cols, generator=gen, dtype=torch.float32).mul_(2.0)
     bias = torch.randn(cols, generator=gen, dtype=torch.float32)
     return (x, bias)

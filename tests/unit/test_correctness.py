@@ -2,6 +2,7 @@
 import pytest
 import torch
 
+from perfbench import correctness
 from perfbench.correctness import (Tolerance, check_output, default_tolerance, inputs_unchanged,
                                    judge_repeated_call, outputs_differ, record_of)
 from perfbench.isolation.protocol import ProtocolError, decode_record, encode_record
@@ -75,10 +76,11 @@ def test_complex_outputs_are_checked_in_both_parts(got, codes):
 
 # The common case is checked piece by piece (correctness._CHECK_CHUNK elements at a time): a
 # fault in any piece, and an error spread thinly over all of them, is still found.
-BIG = 3 * (1 << 18) + 5
+PIECE = correctness._CHECK_CHUNK
+BIG = 3 * PIECE + 5
 
 
-@pytest.mark.parametrize("at", [0, (1 << 18) - 1, 1 << 18, BIG - 1])
+@pytest.mark.parametrize("at", [0, PIECE - 1, PIECE, BIG - 1])
 @pytest.mark.parametrize("bad,code", [(float("nan"), "correctness.nan"), (float("inf"), "correctness.nan"),
                                       (0.5, "correctness.mismatch")])
 def test_a_fault_in_any_piece_of_a_large_output_is_found(at, bad, code):
@@ -212,3 +214,17 @@ def test_poison_patterns_differ():
 
     assert len(POISON_PATTERNS) >= 2 and len(set(POISON_PATTERNS)) == len(POISON_PATTERNS)
     assert 0xFF in POISON_PATTERNS          # NaN in every float type: named even in a single run
+
+
+@pytest.mark.parametrize("n", [8, 5, 3])   # bytes a multiple of 8 (compared as words) or not
+def test_bitwise_equal_compares_bytes_not_values(n):
+    x = torch.linspace(-1.0, 1.0, n, dtype=torch.float16 if n == 3 else torch.float32)
+    assert correctness.bitwise_equal(x, x.clone())
+    nan = x.clone()
+    nan[0] = float("nan")
+    assert correctness.bitwise_equal(nan, nan.clone())          # NaN is its own bytes
+    zero, negzero = x.clone(), x.clone()
+    zero[-1], negzero[-1] = 0.0, -0.0
+    assert not correctness.bitwise_equal(zero, negzero)         # equal values, different bytes
+    assert not correctness.bitwise_equal(x, x[:-1])
+    assert correctness.bitwise_equal(x[1:], x.clone()[1:])      # a view that starts mid-storage
