@@ -32,7 +32,7 @@ from ..isolation.client import WorkerClient
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
 from ..timing.inprocess import iteration_seed
-from .worker_side import reported_block_ns, should_check, verify_call
+from .worker_side import expected_outputs, reported_block_ns, should_check, verify_call
 
 NULL_BLOCKS = 5   # null blocks per block size: the median is the overhead subtracted
 
@@ -195,7 +195,8 @@ class ArenaSide:
         k = secrets.randbelow(len(block))   # chosen after the block ran, while the worker is frozen
         outs = self._outputs_of(k)
         ins = [record_of(x) for x in layout.read(self.client.input_arena, k)]
-        fails = verify_call(self.program, block[k], outs, ins, self.tolerance)
+        fails = verify_call(self.program, block[k], outs, ins, self.tolerance,
+                            expected=expected_outputs(self.program, block[k], self.expected))
         self.checks += 1
         if fails:
             raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")
