@@ -29,21 +29,22 @@ def stopped_child():
         proc.wait()
 
 
-def _readable(pid: int) -> bool:
+@pytest.fixture(params=["process_vm_readv", "/proc/PID/mem"])
+def child(request, stopped_child, monkeypatch):
+    """The stopped child, read one way or the other (the /proc read where process_vm_readv is
+    unavailable); skipped where this user may not read another process's memory at all."""
+    pid, _ = stopped_child
     try:
-        with open(f"/proc/{pid}/mem", "rb"):
-            return True
+        open(f"/proc/{pid}/mem", "rb").close()
     except OSError:
-        return False
-
-
-@pytest.mark.parametrize("vm_readv", [True, False])
-def test_both_ways_read_the_same_bytes(stopped_child, monkeypatch, vm_readv):
-    pid, address = stopped_child
-    if not _readable(pid):
         pytest.skip("no ptrace access to a child here (not root, or Yama ptrace_scope)")
-    if not vm_readv:
+    if request.param == "/proc/PID/mem":
         monkeypatch.setattr(arena, "_vm_read", lambda *args: None)
+    return stopped_child
+
+
+def test_both_ways_read_the_same_bytes(child):
+    pid, address = child
     expected = torch.arange(256, dtype=torch.uint8).repeat(4096)
     got = arena.read_process_memory(pid, address, expected.numel())
     assert got.dtype == torch.uint8 and torch.equal(got, expected)
@@ -51,12 +52,7 @@ def test_both_ways_read_the_same_bytes(stopped_child, monkeypatch, vm_readv):
     assert arena.read_process_memory(pid, address, 0).numel() == 0
 
 
-@pytest.mark.parametrize("vm_readv", [True, False])
-def test_an_unmapped_address_is_an_oserror(stopped_child, monkeypatch, vm_readv):
-    pid, _ = stopped_child
-    if not _readable(pid):
-        pytest.skip("no ptrace access to a child here (not root, or Yama ptrace_scope)")
-    if not vm_readv:
-        monkeypatch.setattr(arena, "_vm_read", lambda *args: None)
+def test_an_unmapped_address_is_an_oserror(child):
+    pid, _ = child
     with pytest.raises(OSError):
         arena.read_process_memory(pid, 4096, 64)   # page 1: never mapped
