@@ -1,4 +1,5 @@
 import json
+import math
 
 import pytest
 
@@ -35,18 +36,24 @@ def test_exact_output_with_fake_timer(run_cli, write):
     assert "2.000 ms / call" in proc.stdout and "1.000 ms / call" in proc.stdout
 
 
-def test_json_and_out_file(run_cli, write):
+def test_json_and_out_file(run_cli, write, tmp_path):
     write("a.py", GOOD)
     write("b.py", GOOD)
     proc = run_cli("compare", "a.py", "b.py", "--json", "--out", "r.json", "--seed", "5", *QUICK)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["seed"] == 5 and doc["schema_version"] == 2
-    assert len(doc["samples"]["baseline_ns"]) == 6
-    # Real timing of one kernel against itself: the median of 6 pair ratios; A/A runs here gave
-    # |ln s| of 4% (median) and 14% (worst of 12), far inside ln 2 = 69%.
-    assert 0.5 < doc["summary"]["speedup"] < 2.0
+    base, cand = doc["samples"]["baseline_ns"], doc["samples"]["candidate_ns"]
+    assert len(base) == len(cand) == 6 and doc["summary"]["n_pairs"] == 6
+    # Real timing of one kernel against itself has no band a test may assert: 6 pairs of ~2 ms
+    # blocks read 0.42 once in CI (2026-12-03).  What must hold on any host is that the summary
+    # is derived from the raw samples it is written beside.
+    s = doc["summary"]
+    ratios = sorted(b / c for b, c in zip(base, cand))
+    assert s["speedup"] == pytest.approx(math.sqrt(ratios[2] * ratios[3]), rel=1e-12)  # even count: geometric mid
+    assert s["ci_low"] <= s["speedup"] <= s["ci_high"] and 0 <= s["p_value"] <= 1
     assert "host" in doc["fingerprint"]
+    assert json.loads((tmp_path / "r.json").read_text()) == doc
 
 
 @pytest.mark.parametrize("case,files,code,needles", [

@@ -65,7 +65,7 @@ def test_a_kept_baseline_serves_the_next_candidate_of_its_task():
         second = score(TASK, FIX / "candidates" / "wrong_values.py", cfg, baselines=pool)
         assert [r.code for r in second.reasons] == ["correctness.mismatch"]
         third = score(TASK, FIX / "candidates" / "honest_slow.py", cfg, baselines=pool)
-        assert third.verdict == "scored" and third.comparison.speedup < 1
+        assert third.verdict == "scored" and third.reasons == ()
         assert pool.started == 2 and pool.alone_ns is alone
         assert third.comparison.extra["baseline_alone_ns"] == alone
     finally:

@@ -72,9 +72,10 @@ def test_honest_candidates_scored(name):
     assert r.comparison.samples.n_pairs >= 6
     assert r.checks >= 2 * 2 + 2              # 2 sizes x 2 seeds in the gate + timed-output checks
     if name == "honest_slow":
-        # Real timing: honest_slow does 3x the work (s about 0.35 here); A/A noise on this VM is
-        # a few percent, so s < 1 fails only if one run's noise exceeds a factor of 2.8.
-        assert r.comparison.speedup < 1 and r.r_perf == 0.0
+        # Real timing: honest_slow does 3x the work (s about 0.35).  Only "it earns nothing" is
+        # asserted, s <= s_ref = 1.5, a margin of 4x: one CI run read an A/A compare of 0.42
+        # (2026-12-03), so "s < 1" (2.8x) is not a margin a gate test may rely on.
+        assert r.r_perf == 0.0 and r.comparison.speedup <= 1.5
 
 
 def test_seed_recorded_and_reproducible_gate():

@@ -43,7 +43,9 @@ def test_a_slowdown_against_the_base_revision_fails_paired_and_the_worktree_is_r
     [bench] = json.loads((pytester.path / "out.json").read_text())["benchmarks"]
     pb = bench["extra_info"]["perfbench"]
     assert pb["kind"] == "against" and len(pb["baseline_samples_ns"]) == len(pb["samples_ns"]) >= 10
-    assert 2.5 < pb["comparison"]["speedup"] ** -1 < 3.5   # 3 ms now vs 1 ms at HEAD: 2 pairs of fresh processes
+    # 3 ms now vs 1 ms at HEAD: about 3x, but sleeps overshoot by what the host adds, so only the
+    # direction and a factor no host's noise makes up are asserted (the band [2.5, 3.5] was not).
+    assert pb["comparison"]["speedup"] ** -1 > 1.5
     assert len(_worktrees(pytester.path)) == 1              # only the repository itself: REV's worktree is gone
 
 

@@ -71,7 +71,7 @@ def test_save_then_compare_round_trip_and_a_slowdown_against_the_saved_run(pytes
     assert {"machine_info", "commit_info", "benchmarks", "datetime", "version"} <= set(doc)
     single = next(b for b in doc["benchmarks"] if b["name"] == "test_single")
     assert single["fullname"] == "test_bench.py::test_single" and single["stats"]["rounds"] >= 12
-    assert 0.001 < single["stats"]["median"] < 0.002            # seconds, one call of fast
+    assert 0.001 < single["stats"]["median"] < 0.01             # seconds (a sleep of 1 ms), not ms
     assert doc["perfbench"]["machine_key"] == machine.name
     assert doc["perfbench"]["malloc"] == "steady"                # glibc's heap thresholds fixed (allocator.py)
     saved.stdout.fnmatch_lines([f"saved: {run}"])
