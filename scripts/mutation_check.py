@@ -27,6 +27,9 @@ GATE = ["tests/integration/test_score_gate.py"]
 EXPLOITS = ["tests/adversarial/test_exploits.py"]
 TAMPER = ["tests/unit/test_tamper.py", "tests/adversarial/test_exploits.py"]
 ESCAPES = ["tests/adversarial/test_exploits.py::test_sandbox_escapes_denied_and_helpers_frozen_and_killed"]
+EARLY_STOP = ["tests/unit/test_stopping.py",
+              "tests/integration/test_score_gate.py::test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds"]
+INPUTS = ["tests/unit/test_task_inputs.py"]
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,27 @@ MUTATIONS = [
     M("inputs not refilled in place (fresh objects)", "perfbench/isolation/worker.py",
       "        for h, f in zip(held, fresh):\n            h.copy_(f)\n        return held",
       "        return fresh", EXPLOITS),
+    # -- #42: behaviours an independent mutation run found unheld
+    M("an early stop reports the nominal 95% CI", "perfbench/pipeline/perf_score.py",
+      "confidence=rule.reported_confidence(decision)),", "confidence=rule.confidence),", EARLY_STOP),
+    M("the look's confidence never reported", "perfbench/timing/stopping.py",
+      "return self.confidence if decision is None else self.look_confidence", "return self.confidence", EARLY_STOP),
+    M("every worker process gets the master seed", "perfbench/pipeline/timing_run.py",
+      "seed=su.master if first else derive_seeds(su.master ^ 0xB10C, j + 1)[j],", "seed=su.master,", EARLY_STOP),
+    M("s_ref = the mean of the calibration runs", "perfbench/pipeline/calibrate.py",
+      "Calibration(spec.name, statistics.median(speedups),", "Calibration(spec.name, statistics.mean(speedups),",
+      ["tests/unit/test_calibration_plan.py"]),
+    M("run-to-run records every run as stable", "perfbench/selfcheck/run_to_run.py",
+      '"unstable": bool(st and st.unstable)', '"unstable": False', ["tests/unit/test_selfcheck.py"]),
+    M("the warm parent's privilege drop fails (spawned instead)", "perfbench/isolation/sandbox_entry.py",
+      "if _prctl(PR_GET_SECUREBITS) != 0:", "if True:", ESCAPES),
+    M("a resumed batch re-scores rows already done", "perfbench/batch/runner.py",
+      "    for r in rows:\n        if r.id in results.done:\n            continue",
+      "    for r in rows:\n        if False:\n            continue", ["tests/unit/test_batch.py"]),
+    M("every call of a block gets the block's first inputs", "perfbench/timing/inprocess.py",
+      "return (block_seed * 1_000_033 + k) % (1 << 62)", "return (block_seed * 1_000_033) % (1 << 62)", INPUTS),
+    M("the worker calls every iteration on the first staged view", "perfbench/isolation/arena.py",
+      'dict(u, base=k * u["stride"])', 'dict(u, base=0)', INPUTS),
 ]
 
 

@@ -124,3 +124,36 @@ def test_run_to_run_section_scores_independently():
     a, b = (x["speedup"] for x in out["runs"])
     assert out["median"] == pytest.approx((a + b) / 2) and out["spread"] == pytest.approx(max(a, b) / min(a, b))
     assert 0 <= out["honest_runs"] <= 2 and out["spread"] >= 1.0
+
+
+def test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds(monkeypatch):
+    """s_ref = 100: the CI is below it after the second of three processes, so the run stops
+    there (r_perf_zero) and reports the look's CI, at 1 - 0.05/2 = 97.5%, not the nominal 95%
+    (timing/stopping.py).  Each process times other inputs than the last: its own sampler seed,
+    and not one block seed in common."""
+    import dataclasses
+
+    import perfbench.pipeline.timing_run as timing_run
+    from perfbench import stats
+
+    drawn = []   # per process: (the sampler's seed, the block seeds the baseline was handed)
+
+    def recording(base_side, cand_side, cfg, *, seed, **kw):
+        blocks, run_block = [], base_side.run_block
+        base_side.run_block = lambda iters, s: blocks.append(s) or run_block(iters, s)
+        drawn.append((seed, blocks))
+        return real(base_side, cand_side, cfg, seed=seed, **kw)
+
+    real = timing_run.sample_pairs
+    monkeypatch.setattr(timing_run, "sample_pairs", recording)
+    cfg = dataclasses.replace(QUICK, processes=3, s_ref=100.0, stop_early=True)
+    r = score(TASK, FIX / "candidates" / "honest_fast.py", cfg)
+    assert r.verdict == "scored", r.reasons
+    stopping = r.comparison.extra["stopping"]
+    assert (stopping["decision"], stopping["processes_run"]) == ("r_perf_zero", 2)
+    s = r.comparison.samples
+    look = stats.summarize(s.baseline_ns, s.candidate_ns, seed=r.seed, confidence=0.975, processes=s.processes)
+    assert r.comparison.summary.speedup == look.speedup and look.speedup.confidence == 0.975
+    assert r.to_dict()["comparison"]["summary"]["confidence"] == 0.975
+    assert len(drawn) == 2 and drawn[0][0] != drawn[1][0]
+    assert set(drawn[0][1]).isdisjoint(drawn[1][1]), drawn

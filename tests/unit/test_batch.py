@@ -1,5 +1,6 @@
 """score-batch's parts without scoring: manifests, the resumable results file, retries, the summary."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,15 @@ def test_a_row_whose_task_cannot_load_is_recorded_not_run(tmp_path):
 def test_unknown_backend(tmp_path):
     with pytest.raises(UsageError, match="--backend must be one of local.ray"):
         runner.run_batch([], BatchOptions(), ResultsFile(tmp_path / "r.jsonl"), backend="slurm")
+
+
+def test_a_resumed_batch_hands_only_the_rows_not_yet_in_the_file_to_its_backend(tmp_path, monkeypatch):
+    """Asserted on what the backend is given, not on the results file refusing a duplicate."""
+    tiny = str(Path(__file__).resolve().parents[1] / "fixtures" / "tiny_task")
+    results = ResultsFile.open(tmp_path / "r.jsonl")
+    results.append(_rec("a", task=tiny))
+    given = []
+    monkeypatch.setattr(runner, "run_local", lambda todo, options, record, **kw: given.extend(r.id for r in todo))
+    rows = [BatchRow(i, tiny, f"{i}.py") for i in ("a", "b", "c")]
+    skipped = runner.run_batch(rows, BatchOptions(), results)
+    assert given == ["b", "c"] and [r.id for r in skipped] == ["a"]

@@ -1,6 +1,8 @@
 """Calibration plans: parsed field by field, validity decided from the measurements (pure), the
 device file written after every task and an interrupted run resumed (scorings faked: the real
 ones are benchmarks' business)."""
+from pathlib import Path
+
 import pytest
 
 from perfbench import bench_configs
@@ -192,3 +194,19 @@ def test_remeasure_without_a_plan_is_a_one_line_usage_error():
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1].endswith("calibrate: --remeasure goes with --plan "
                                                             "(without one every task is measured anyway)")
+
+
+def test_s_ref_is_the_median_of_the_runs_and_its_interval_spans_every_run(monkeypatch, fake_score):
+    """Skewed runs: the mean (1.83) would put s_ref where no run but the outlier is."""
+    from perfbench.pipeline.score import ScoreConfig
+    from perfbench.tasks import load_task
+
+    results = iter([fake_score(1.2), fake_score(3.0), fake_score(1.3)])
+    seen = []
+    monkeypatch.setattr(cal, "score", lambda spec, file, cfg, log: seen.append((file.name, cfg)) or next(results))
+    spec = load_task(Path(__file__).resolve().parents[2] / "tasks" / "row_softmax")
+    entry = cal._measure_solution(spec, ScoreConfig(), 3, lambda m: None)
+    assert entry.s_ref == pytest.approx(1.3) and entry.runs == pytest.approx((1.2, 3.0, 1.3))
+    assert entry.ci_low < 1.2 < 3.0 < entry.ci_high and entry.n_pairs == 18
+    assert [name for name, _ in seen] == ["solution.py"] * 3
+    assert all(not cfg.stop_early for _, cfg in seen)   # every run measures its full share

@@ -74,3 +74,15 @@ def test_environment_report_on_cpu():
     r = environment_report("cpu")
     assert r["gpu"]["reason"] == "CPU timing: GPU clocks do not apply"
     assert r["verdict"]
+
+
+def test_run_to_run_records_which_runs_said_unstable(monkeypatch, fake_score, tmp_path):
+    """A run whose worker processes disagree (1.6 vs 2.6) says so; the two steady runs (2.0 and
+    2.9, CIs about +/-0.5%) do not, and their CIs miss the median run (2.04)."""
+    import perfbench.selfcheck.run_to_run as r2r
+
+    results = iter([fake_score(2.0), fake_score(1.6, 2.6), fake_score(2.9)])
+    monkeypatch.setattr(r2r, "score", lambda task, candidate, cfg: next(results))
+    out = r2r.run_to_run_section("cpu", 3, task=tmp_path)
+    assert [row["unstable"] for row in out["runs"]] == [False, True, False]
+    assert out["median"] == out["runs"][1]["speedup"] and out["honest_runs"] == 1

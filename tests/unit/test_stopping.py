@@ -75,3 +75,10 @@ def test_coverage_at_the_boundary_stays_nominal():
     covered = sum(r.covers(4.0) for r in runs)
     assert covered >= 38, covered   # >= 95%
     assert any(r.decision for r in runs)   # the rule did stop some runs early
+
+
+def test_a_run_that_stopped_early_reports_the_looks_confidence():
+    rule = StoppingRule(3, 4.0)
+    assert rule.reported_confidence(None) == 0.95 and rule.reported_confidence("r_perf_zero") == pytest.approx(0.975)
+    run = simulated_score(1.0, rule, SIM, SimulatedHost(), seed=0)
+    assert run.decision == "r_perf_zero" and run.summary.speedup.confidence == pytest.approx(0.975)

@@ -102,3 +102,43 @@ def test_a_maker_that_fails_on_a_thread_fails_the_call_with_its_message(tmp_path
     with pytest.raises(UsageError, match="input maker failed for size 'medium'.*ZeroDivisionError"):
         program.make_inputs_many([1, 2, 3, 4, 5], "medium", CORES)
     assert set(calls[1:]) == {"perfbench-inputs-0", "perfbench-inputs-1"}
+
+
+def test_every_call_of_a_block_gets_its_own_inputs_the_same_for_both_sides():
+    """From the scorer's maker to the views the worker calls the kernel on: iteration k's
+    arguments are block[k], no two iterations share values, the block's second side gets the
+    same block, and the next block another one."""
+    from perfbench.isolation.arena import BlockLayout, SharedArena, staged_arguments
+    from perfbench.pipeline.arena_side import BlockInputs
+
+    spec = load_task(FIX)
+    inputs = BlockInputs(TaskProgram(spec, "cpu"), spec.sizes[0])
+    block = inputs.get(seed=11, iters=4)
+    assert inputs.get(seed=11, iters=4) is block
+    later = inputs.get(seed=12, iters=4)
+    firsts = [args[0] for args in block + later]
+    assert all(not torch.equal(a, b) for i, a in enumerate(firsts) for b in firsts[i + 1:])
+    layout = BlockLayout.of(block)
+    arena = SharedArena("test")
+    try:
+        arena.resize(layout.nbytes)
+        layout.write(arena, block)
+        u8 = torch.frombuffer(arena.view(), dtype=torch.uint8)
+        views = staged_arguments(u8, layout.to_dict())
+        assert len(views) == 4
+        for args, staged in zip(block, views):
+            assert all(torch.equal(a, v) for a, v in zip(args, staged))
+        del views, staged, u8   # (the arena's map closes only once no view of it is left)
+    finally:
+        arena.close()
+
+
+def test_an_in_process_block_calls_its_maker_with_a_new_seed_per_call():
+    from perfbench.timing.inprocess import InProcessSide
+    from perfbench.timing.timers import FakeKernel, FakeTimer
+
+    seeds = []
+    side = InProcessSide("b", FakeKernel("b", 1e3), lambda s: seeds.append(s) or (), FakeTimer(seed=1))
+    side.run_block(5, seed=3)
+    side.run_block(5, seed=4)
+    assert len(set(seeds)) == 10
