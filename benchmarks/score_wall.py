@@ -43,7 +43,8 @@ def one_score(task: Path, candidate: Path, extra: tuple[str, ...] = (), python: 
     ci = verdict.get("ci") or (None, None)
     return {"wall_s": wall, "exit": proc.returncode, "phases": seen,
             "speedup": verdict.get("speedup"),
-            "ci": tuple(round(x, 3) for x in ci if x is not None), "processes": stopping.get("processes_run")}
+            "ci": tuple(round(x, 3) for x in ci if x is not None), "processes": stopping.get("processes_run"),
+            "verdict": verdict}
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """perfbench: trustworthy kernel speedups."""
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from .errors import CandidateRejected, PerfbenchError, UsageError  # noqa: E402
 from .results import SCHEMA_VERSION, ComparisonResult, PairedSamples  # noqa: E402

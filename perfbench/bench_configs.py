@@ -15,6 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .crossover import PROTOCOL_VERSION
 from .errors import UsageError
 
 
@@ -46,6 +47,17 @@ class SRef:
     value: float
     source: str       # where it came from, for the result and the report
     invalid: tuple[str, ...] = ()   # why calibration marked the task invalid on this device
+    protocol: int = PROTOCOL_VERSION   # the measurement protocol it was measured with (none recorded: 1)
+    measured_by: str = ""              # "perfbench VERSION, DATE"
+
+    @property
+    def other_protocol(self) -> str | None:
+        """Why this s_ref may not be comparable with a score of this perfbench, or None."""
+        if self.protocol == PROTOCOL_VERSION:
+            return None
+        return (f"{self.source}'s s_ref was measured by protocol {self.protocol} ({self.measured_by}); this score "
+                f"runs protocol {PROTOCOL_VERSION} (docs/verdict.md, \"Pair order and the period effect\"): R_perf "
+                "may be off by the difference; run `perfbench calibrate` on this machine")
 
 
 def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
@@ -57,7 +69,11 @@ def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 1:
         raise UsageError(f"{path}: [tasks.{task}] s_ref must be a number > 1, got {value!r}")
     invalid = () if found.get("valid", True) else tuple(found.get("invalid_because", ["marked invalid"]))
-    return SRef(float(value), f"bench_configs/{path.name}", invalid)
+    protocol = found.get("protocol", 1)
+    if not isinstance(protocol, int) or isinstance(protocol, bool) or protocol < 1:
+        raise UsageError(f"{path}: [tasks.{task}] protocol must be an integer >= 1, got {protocol!r}")
+    return SRef(float(value), f"bench_configs/{path.name}", invalid, protocol,
+                f"perfbench {found.get('perfbench', '?')}, {found.get('measured', '?')}")
 
 
 def entry(task: str, key: str, directory: Path | None = None) -> dict | None:
@@ -94,7 +110,7 @@ def write(key: str, entries: list, directory: Path | None = None) -> Path:
     for e in entries:
         tasks[e.task] = {"s_ref": round(e.s_ref, 4), "ci": [round(e.ci_low, 4), round(e.ci_high, 4)],
                          "runs": [round(x, 4) for x in e.runs], "pairs": e.n_pairs, "measured": today,
-                         "perfbench": __version__, **dict(getattr(e, "extra", ()))}
+                         "perfbench": __version__, "protocol": PROTOCOL_VERSION, **dict(getattr(e, "extra", ()))}
     lines = [f"# s_ref per task on {key}, written by `perfbench calibrate`.", f'device = "{key}"', ""]
     for name in sorted(tasks):
         t = tasks[name]

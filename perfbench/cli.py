@@ -92,10 +92,10 @@ def _progress(quiet: bool):
     if quiet or not sys.stderr.isatty():  # a live counter only where it can overwrite itself
         return None
 
-    def show(n, summary):
-        if summary is not None:
-            click.echo(f"\r  {n} pairs: speedup {summary.speedup.value:.3f} "
-                       f"[{summary.speedup.low:.3f}, {summary.speedup.high:.3f}]   ", err=True, nl=False)
+    def show(n, speedup):   # after every pair (the same work whichever side ran first)
+        if speedup is not None:
+            click.echo(f"\r  {n} pairs: speedup {speedup.value:.3f} [{speedup.low:.3f}, {speedup.high:.3f}]   ",
+                       err=True, nl=False)
     return show
 
 

@@ -46,10 +46,23 @@ def comparison_table(r: ComparisonResult) -> str:
                  f"  Hodges-Lehmann {s.hodges_lehmann:.3f}  Wilcoxon p={s.p_value:.3g}")
     lines.append(f"{'measured':<10} {smp.n_pairs} AB-BA pairs x {smp.iters_per_block} iters/block "
                  f"on {r.device} ({r.timer}), stopped by {smp.stop_reason}, seed {r.seed}")
+    if s.period is not None:
+        lines.append(_period_line(s.period))
     if s.outliers:
         lines.append(f"{'outliers':<10} pairs {list(s.outliers)} (MAD rule; kept in the median)")
+    for w in r.warnings:
+        lines.append(f"{'warning':<10} {w}")
     lines.append(comparison_verdict(r))
     return "\n".join(lines)
+
+
+def _period_line(p) -> str:
+    """The period effect (crossover.PeriodEffect): how the first block of a pair compared with
+    the second."""
+    lo, hi = p.to_dict()["ci"]
+    return (f"{'period':<10} first block of a pair {p.first_over_second:.3f}x the second [{lo:.3f}, {hi:.3f}], "
+            f"p={p.p_value:.2g} ({p.n_baseline_first} baseline-first, {p.n_candidate_first} candidate-first pairs; "
+            "removed from each pair's ratio)")
 
 
 def score_table(r: ScoreResult) -> str:
@@ -70,6 +83,8 @@ def score_table(r: ScoreResult) -> str:
                          f"  p={s.p_value:.2g}  ({c.samples.n_pairs} AB-BA pairs x {c.samples.iters_per_block} iters)")
             lines.append(f"{'times':<10} baseline {format_time(_median(c.samples.baseline_ns))}, "
                          f"candidate {format_time(_median(c.samples.candidate_ns))} per call")
+            if s.period is not None:
+                lines.append(_period_line(s.period))
             if s.stability is not None:
                 st = s.stability
                 lines.append(f"{'processes':<10} {len(st.process_speedups)}: "

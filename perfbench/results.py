@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from . import __version__, stats
+from . import __version__, crossover, stats
 
 # 2: PairedSamples.processes (the worker process of each pair) and summary.stability.  Version 1
 # documents are still read: all their pairs came from one process.
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
+# 3: PairedSamples.baseline_first (each pair's order, drawn from the seed) and
+# summary.period_effect.  Versions 1 and 2 ran AB, BA, AB, ...: read so.
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
 
 
 class SchemaError(ValueError):
@@ -33,9 +35,10 @@ def _check_times(name: str, values: tuple[float, ...]) -> None:
 class PairedSamples:
     """Per-pair mean time per iteration (ns) of each side, in pair order.
 
-    Pair i ran in the order `timing.schedule.pair_order(i)`; every block ran
-    `iters_per_block` iterations.  `processes[i]` numbers the pair of worker processes (a fresh
-    baseline and candidate interpreter) that measured pair i; empty when all came from one.
+    Pair i ran the baseline first if `baseline_first[i]` (empty: order unknown, and no period
+    effect is estimated); every block ran `iters_per_block` iterations.  `processes[i]` numbers
+    the pair of worker processes (a fresh baseline and candidate interpreter) that measured pair
+    i; empty when all came from one.
     """
 
     baseline_ns: tuple[float, ...]
@@ -45,16 +48,21 @@ class PairedSamples:
     conditions: tuple[dict, ...] = ()   # per pair, when a device monitor ran: clocks, throttling
     discarded_throttled: int = 0        # pairs re-measured because they ran throttled
     processes: tuple[int, ...] = ()     # per pair: which worker processes measured it
+    baseline_first: tuple[bool, ...] = ()   # per pair: did the baseline run first
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "baseline_ns", tuple(float(x) for x in self.baseline_ns))
         object.__setattr__(self, "candidate_ns", tuple(float(x) for x in self.candidate_ns))
         object.__setattr__(self, "processes", tuple(self.processes))
+        object.__setattr__(self, "baseline_first", tuple(self.baseline_first))
         if len(self.baseline_ns) != len(self.candidate_ns):
             raise ValueError("baseline and candidate need the same number of pairs")
         if self.processes and (len(self.processes) != len(self.baseline_ns)
                                or not all(type(p) is int and p >= 0 for p in self.processes)):
             raise ValueError("processes must hold one process number (an int >= 0) per pair")
+        if self.baseline_first and (len(self.baseline_first) != len(self.baseline_ns)
+                                    or not all(type(f) is bool for f in self.baseline_first)):
+            raise ValueError("baseline_first must hold one bool per pair")
         if not self.baseline_ns:
             raise ValueError("no pairs")
         _check_times("baseline_ns", self.baseline_ns)
@@ -74,7 +82,8 @@ class PairedSamples:
         return cls(sum((p.baseline_ns for p in parts), ()), sum((p.candidate_ns for p in parts), ()),
                    parts[0].iters_per_block, ",".join(p.stop_reason for p in parts),
                    sum((p.conditions for p in parts), ()), sum(p.discarded_throttled for p in parts),
-                   sum(((j,) * p.n_pairs for j, p in enumerate(parts)), ()))
+                   sum(((j,) * p.n_pairs for j, p in enumerate(parts)), ()),
+                   sum((p.baseline_first for p in parts), ()) if all(p.baseline_first for p in parts) else ())
 
     @property
     def throttled_pairs(self) -> tuple[int, ...]:
@@ -84,13 +93,21 @@ class PairedSamples:
         return {"baseline_ns": list(self.baseline_ns), "candidate_ns": list(self.candidate_ns),
                 "iters_per_block": self.iters_per_block, "stop_reason": self.stop_reason,
                 "conditions": list(self.conditions), "discarded_throttled": self.discarded_throttled,
-                "processes": list(self.processes)}
+                "processes": list(self.processes), "baseline_first": list(self.baseline_first)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "PairedSamples":
+        """A document's samples; one without `baseline_first` (schema 1 and 2) ran AB, BA, ...
+        in each process."""
+        processes = tuple(d.get("processes", ()))
+        if "baseline_first" in d:
+            first = tuple(bool(f) for f in d["baseline_first"])
+        else:
+            counts = [processes.count(j) for j in sorted(set(processes))] or [len(d["baseline_ns"])]
+            first = sum((crossover.alternating_orders(n) for n in counts), ())
         return cls(tuple(d["baseline_ns"]), tuple(d["candidate_ns"]), int(d["iters_per_block"]),
                    str(d["stop_reason"]), tuple(d.get("conditions", ())), int(d.get("discarded_throttled", 0)),
-                   tuple(d.get("processes", ())))
+                   processes, first)
 
 
 @dataclass(frozen=True)
@@ -119,7 +136,8 @@ class ComparisonResult:
     def summary(self) -> stats.PairedSummary:
         return stats.summarize(self.samples.baseline_ns, self.samples.candidate_ns, seed=self.seed,
                                confidence=self.config.get("confidence", 0.95),
-                               n_resamples=self.config.get("n_resamples", 2000), processes=self.samples.processes)
+                               n_resamples=self.config.get("n_resamples", 2000), processes=self.samples.processes,
+                               baseline_first=self.samples.baseline_first)
 
     @property
     def speedup(self) -> float:
@@ -133,6 +151,16 @@ class ComparisonResult:
     @property
     def p_value(self) -> float:
         return self.summary.p_value
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the samples say about the measurement itself (derived, like the summary)."""
+        p, ci = self.summary.period, self.summary.speedup
+        if p is not None and p.significant() and abs(p.value) > ci.rel_half_width:
+            return (f"order_effect: the first block of a pair ran {100 * (p.first_over_second - 1):+.1f}% against "
+                    f"the second (p = {p.p_value:.2g}), more than the speedup's CI half-width "
+                    f"({100 * ci.rel_half_width:.1f}%); removed from every pair (docs/verdict.md)",)
+        return ()
 
     def to_dict(self) -> dict[str, Any]:
         s = self.summary
@@ -156,6 +184,9 @@ class ComparisonResult:
                 "baseline_median_ns": _median(self.samples.baseline_ns),
                 "candidate_median_ns": _median(self.samples.candidate_ns),
                 "stability": s.stability.to_dict() if s.stability is not None else None,
+                "period_effect": s.period.to_dict() if s.period is not None else None,
+                "by_position_median_ns": _by_position(self.samples),
+                "warnings": list(self.warnings),
             },
         }
 
@@ -169,6 +200,20 @@ class ComparisonResult:
                    samples=PairedSamples.from_dict(d["samples"]), config=dict(d["config"]),
                    fingerprint=dict(d["fingerprint"]), perfbench_version=d["perfbench_version"],
                    extra=dict(d.get("extra", {})))
+
+
+def _by_position(samples: PairedSamples) -> dict[str, dict[str, float | None]] | None:
+    """The side-by-position check: each side's median time when it ran first, and second."""
+    if not samples.baseline_first:
+        return None
+
+    def median_where(times: tuple[float, ...], ran_first: bool, side_is_baseline: bool) -> float | None:
+        picked = tuple(t for t, f in zip(times, samples.baseline_first) if f == (ran_first == side_is_baseline))
+        return _median(picked) if picked else None
+
+    return {side: {"first": median_where(times, True, side == "baseline"),
+                   "second": median_where(times, False, side == "baseline")}
+            for side, times in (("baseline", samples.baseline_ns), ("candidate", samples.candidate_ns))}
 
 
 def _median(xs: tuple[float, ...]) -> float:

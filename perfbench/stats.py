@@ -3,7 +3,9 @@
 Every function takes the per-pair times of the baseline and the candidate (same length, same
 order) and works on the per-pair log ratio ``ln(t_base / t_cand)``: a positive value means the
 candidate was faster in that pair.  The speedup reported everywhere is the median of the
-per-pair ratios, ``s = median_i(t_base_i / t_cand_i)``, as the protocol defines it.
+per-pair ratios, ``s = median_i(t_base_i / t_cand_i)``, as the protocol defines it.  Where the
+order of each pair is known (`baseline_first`), the period effect is removed from each ratio
+first (crossover.py): then neither the speedup nor its CI depends on the period effect's size.
 """
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+from . import crossover
+from .crossover import PeriodEffect
 
 
 def _scipy_stats():
@@ -96,6 +101,7 @@ class PairedSummary:
     p_value: float             # Wilcoxon signed-rank, two-sided, on the log ratios
     outliers: tuple[int, ...]  # pair indices flagged by the MAD rule
     stability: Stability | None = None   # with pairs from >= 2 worker processes
+    period: PeriodEffect | None = None   # with the pairs' orders: first block vs second
 
     def significant(self, alpha: float = 0.01) -> bool:
         return self.p_value < alpha
@@ -116,27 +122,57 @@ def log_ratios(base: Sequence[float], cand: Sequence[float]) -> np.ndarray:
     return np.log(b) - np.log(c)
 
 
-def median_speedup(base: Sequence[float], cand: Sequence[float]) -> float:
-    """``median_i(t_base_i / t_cand_i)``.
+def median_speedup(base: Sequence[float], cand: Sequence[float], baseline_first: Sequence[bool] = (),
+                   processes: Sequence[int] = ()) -> float:
+    """``median_i(t_base_i / t_cand_i)``, each ratio corrected for the period effect (of its
+    worker process, given `processes`) where `baseline_first` gives the pairs' orders.
 
     Computed as exp(median(log ratio)); for an odd count this is exactly the median ratio, for
     an even count it is the geometric mean of the two middle ratios, which keeps s(A,B) ==
     1/s(B,A) exactly.
     """
-    return float(np.exp(np.median(log_ratios(base, cand))))
+    return float(np.exp(np.median(_corrected(base, cand, baseline_first, processes))))
 
 
-def bootstrap_ci(base: Sequence[float], cand: Sequence[float], *, seed: int,
-                 confidence: float = 0.95, n_resamples: int = 2000) -> tuple[float, float]:
+def _corrected(base: Sequence[float], cand: Sequence[float], baseline_first: Sequence[bool],
+               processes: Sequence[int] = ()) -> np.ndarray:
+    return crossover.corrected(log_ratios(base, cand), baseline_first, processes)
+
+
+def quick_ci(base: Sequence[float], cand: Sequence[float], baseline_first: Sequence[bool] = (),
+             confidence: float = 0.95) -> Estimate | None:
+    """The speedup with a distribution-free CI (crossover.order_statistic_ci): cheap enough for
+    the sampler to look at after every pair.  None while too few pairs for one."""
+    lr = _corrected(base, cand, baseline_first)
+    ci = crossover.order_statistic_ci(lr, confidence)
+    if ci is None:
+        return None
+    return _estimate(float(np.exp(np.median(lr))), math.exp(ci[0]), math.exp(ci[1]), confidence)
+
+
+def period_effect(base: Sequence[float], cand: Sequence[float], baseline_first: Sequence[bool],
+                  confidence: float = 0.95) -> PeriodEffect | None:
+    """First block of a pair vs second (crossover.estimate), or None with too few of an order."""
+    return crossover.estimate(log_ratios(base, cand), baseline_first, confidence)
+
+
+def bootstrap_ci(base: Sequence[float], cand: Sequence[float], *, seed: int, confidence: float = 0.95,
+                 n_resamples: int = 2000, baseline_first: Sequence[bool] = ()) -> tuple[float, float]:
     """Percentile bootstrap CI of the median speedup, resampling whole pairs.
 
     Deterministic given `seed`.  Percentile (not BCa) because the median's bootstrap
     distribution is discrete for small n and BCa's acceleration estimate is unstable there.
     """
-    lr = log_ratios(base, cand)
+    lr = _corrected(base, cand, baseline_first)
     if lr.size == 1 or np.all(lr == lr[0]):
         v = float(np.exp(lr[0] if lr.size == 1 else np.median(lr)))
         return v, v
+    if crossover.estimable(baseline_first):
+        medians = crossover.resampled_medians(log_ratios(base, cand), baseline_first, np.random.default_rng(seed),
+                                              n_resamples)
+        tail = (1.0 - confidence) / 2.0
+        lo, hi = np.quantile(medians, [tail, 1.0 - tail])
+        return float(np.exp(lo)), float(np.exp(hi))
     res = _scipy_stats().bootstrap((lr,), np.median, confidence_level=confidence, n_resamples=n_resamples,
                          method="percentile", vectorized=True, axis=-1,
                          random_state=np.random.default_rng(seed))
@@ -145,7 +181,8 @@ def bootstrap_ci(base: Sequence[float], cand: Sequence[float], *, seed: int,
 
 
 def cluster_bootstrap_ci(base: Sequence[float], cand: Sequence[float], clusters: Sequence[int], *, seed: int,
-                         confidence: float = 0.95, n_resamples: int = 2000) -> tuple[float, float]:
+                         confidence: float = 0.95, n_resamples: int = 2000,
+                         baseline_first: Sequence[bool] = ()) -> tuple[float, float]:
     """Hierarchical bootstrap CI of the median speedup: resample the clusters (worker processes)
     with replacement, then the pairs within each drawn cluster, and take the median of all.
 
@@ -156,13 +193,18 @@ def cluster_bootstrap_ci(base: Sequence[float], cand: Sequence[float], clusters:
     labels = np.asarray(clusters)
     if labels.shape != lr.shape:
         raise ValueError(f"{labels.size} cluster labels for {lr.size} pairs")
-    groups = [lr[labels == c] for c in np.unique(labels)]
+    ordered = crossover.estimable(baseline_first)
+    first = np.asarray(baseline_first, dtype=bool) if ordered else np.zeros(lr.shape, dtype=bool)
+    groups = [(lr[labels == c], first[labels == c]) for c in np.unique(labels)]
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(groups), size=(n_resamples, len(groups)))
     medians = np.empty(n_resamples)
     for b in range(n_resamples):
         drawn = [groups[i] for i in picks[b]]
-        medians[b] = np.median(np.concatenate([g[rng.integers(0, g.size, g.size)] for g in drawn]))
+        taken = [rng.integers(0, g.size, g.size) for g, _ in drawn]
+        # (each drawn process's period effect estimated afresh, as in crossover.resampled_medians)
+        medians[b] = np.median(np.concatenate([crossover.corrected(g[t], f[t]) if ordered else g[t]
+                                               for (g, f), t in zip(drawn, taken)]))
     tail = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(medians, [tail, 1.0 - tail])
     return float(np.exp(lo)), float(np.exp(hi))
@@ -180,21 +222,23 @@ def process_t_interval(process_speedups: Sequence[float], confidence: float = 0.
     return float(np.exp(logs.mean() - half)), float(np.exp(logs.mean() + half))
 
 
-def wilcoxon_p(base: Sequence[float], cand: Sequence[float]) -> float:
+def wilcoxon_p(base: Sequence[float], cand: Sequence[float], baseline_first: Sequence[bool] = (),
+               processes: Sequence[int] = ()) -> float:
     """Two-sided Wilcoxon signed-rank p-value of the log ratios against 0.
 
     Note the floor this puts on small samples: with n pairs the exact test cannot go below
     2 / 2**n (n=5 -> 0.0625, n=8 -> 0.0078), so p < 0.01 needs at least 8 pairs.
     """
-    lr = log_ratios(base, cand)
+    lr = _corrected(base, cand, baseline_first, processes)
     if np.count_nonzero(lr) == 0:
         return 1.0
     return float(_scipy_stats().wilcoxon(lr, zero_method="wilcox", alternative="two-sided").pvalue)
 
 
-def hodges_lehmann(base: Sequence[float], cand: Sequence[float]) -> float:
+def hodges_lehmann(base: Sequence[float], cand: Sequence[float], baseline_first: Sequence[bool] = (),
+                   processes: Sequence[int] = ()) -> float:
     """exp(median of the Walsh averages of the log ratios): a robust ratio estimate."""
-    lr = log_ratios(base, cand)
+    lr = _corrected(base, cand, baseline_first, processes)
     i, j = np.triu_indices(lr.size)
     return float(np.exp(np.median((lr[i] + lr[j]) / 2.0)))
 
@@ -216,33 +260,40 @@ def _estimate(s: float, lo: float, hi: float, confidence: float) -> Estimate:
 
 
 def summarize(base: Sequence[float], cand: Sequence[float], *, seed: int, confidence: float = 0.95,
-              n_resamples: int = 2000, processes: Sequence[int] = ()) -> PairedSummary:
+              n_resamples: int = 2000, processes: Sequence[int] = (),
+              baseline_first: Sequence[bool] = ()) -> PairedSummary:
     """All the statistics of one paired run.  Deterministic given `seed`.
 
     `processes` labels each pair with the worker process that measured it; with two or more
-    distinct labels the CI is the cluster bootstrap's and `stability` compares the processes."""
-    s = median_speedup(base, cand)
+    distinct labels the CI is the cluster bootstrap's and `stability` compares the processes.
+    `baseline_first` gives each pair's order: the period effect (each process's own) is
+    estimated and removed from every statistic (crossover.py); `period` reports it over all pairs."""
+    s = median_speedup(base, cand, baseline_first, processes)
     ci = dict(seed=seed, confidence=confidence, n_resamples=n_resamples)
     labels = np.asarray(processes)
+    orders = np.asarray(baseline_first, dtype=bool)
     if labels.size and np.unique(labels).size >= 2:
         b, c = np.asarray(base, dtype=np.float64), np.asarray(cand, dtype=np.float64)
         if labels.shape != b.shape:
             raise ValueError(f"{labels.size} process labels for {b.size} pairs")
-        groups = [(b[labels == p], c[labels == p]) for p in np.unique(labels)]
-        stability = Stability(tuple(median_speedup(gb, gc) for gb, gc in groups),
-                              tuple(bootstrap_ci(gb, gc, **ci) for gb, gc in groups))
+        groups = [(b[labels == p], c[labels == p], orders[labels == p] if orders.size else ())
+                  for p in np.unique(labels)]
+        stability = Stability(tuple(median_speedup(gb, gc, go) for gb, gc, go in groups),
+                              tuple(bootstrap_ci(gb, gc, baseline_first=go, **ci) for gb, gc, go in groups))
         # The wider of the cluster bootstrap (pairs and processes resampled) and the t interval
         # over the processes' medians (what the bootstrap cannot see with so few processes).
-        b_lo, b_hi = cluster_bootstrap_ci(base, cand, labels, **ci)
+        b_lo, b_hi = cluster_bootstrap_ci(base, cand, labels, baseline_first=baseline_first, **ci)
         t_lo, t_hi = process_t_interval(stability.process_speedups, confidence)
         speedup = _estimate(s, min(b_lo, t_lo), max(b_hi, t_hi), confidence)
     else:
-        stability, speedup = None, _estimate(s, *bootstrap_ci(base, cand, **ci), confidence)
+        stability = None
+        speedup = _estimate(s, *bootstrap_ci(base, cand, baseline_first=baseline_first, **ci), confidence)
     return PairedSummary(
         n_pairs=len(base),
         speedup=speedup,
-        hodges_lehmann=hodges_lehmann(base, cand),
-        p_value=wilcoxon_p(base, cand),
-        outliers=mad_outliers(log_ratios(base, cand)),
+        hodges_lehmann=hodges_lehmann(base, cand, baseline_first, processes),
+        p_value=wilcoxon_p(base, cand, baseline_first, processes),
+        outliers=mad_outliers(_corrected(base, cand, baseline_first, processes)),
         stability=stability,
+        period=period_effect(base, cand, baseline_first, confidence) if len(baseline_first) else None,
     )

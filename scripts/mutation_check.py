@@ -20,7 +20,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-UNIT_SAMPLER = ["tests/unit/test_sampler.py", "tests/unit/test_clocks.py"]
+UNIT_SAMPLER = ["tests/unit/test_sampler.py", "tests/unit/test_schedule.py", "tests/unit/test_clocks.py"]
 UNIT_STATS = ["tests/unit/test_stats.py", "tests/unit/test_scoring.py", "tests/unit/test_sampler.py"]
 UNIT_CORRECT = ["tests/unit/test_correctness.py"]
 GATE = ["tests/integration/test_score_gate.py"]
@@ -55,10 +55,20 @@ MUTATIONS = [
     M("every pair re-uses one input set", "perfbench/timing/sampler.py",
       "return (master * 1_000_003 + pair * 7919 + 1) % (1 << 62)", "return (master * 1_000_003 + 1) % (1 << 62)",
       UNIT_SAMPLER),
-    M("no AB-BA: baseline always first", "perfbench/timing/schedule.py",
-      "if i % 2 == 0 else (CANDIDATE, BASELINE)", "if True else (CANDIDATE, BASELINE)", UNIT_SAMPLER),
+    M("no AB-BA: baseline always first", "perfbench/crossover.py",
+      "return tuple(bool(f) != bool(k) for f in flips for k in (0, 1))[:n_pairs]",
+      "return tuple(True for f in flips for k in (0, 1))[:n_pairs]", UNIT_SAMPLER),
+    M("pair order fixed (AB, BA, ...), not drawn from the seed", "perfbench/crossover.py",
+      "    flips = np.random.default_rng((seed % (1 << 62), 0xABBA)).integers(0, 2, size=(n_pairs + 1) // 2)",
+      "    return alternating_orders(n_pairs)", UNIT_SAMPLER),
+    M("period effect left in the pairs' ratios", "perfbench/crossover.py",
+      "    if len(baseline_first) == 0:\n        return lr\n    groups", "    if True:\n        return lr\n    groups",
+      UNIT_SAMPLER),
+    M("stop check and progress every other pair only", "perfbench/timing/sampler.py",
+      "        if progress is not None:\n            progress(i, estimate)",
+      "        if progress is not None and i % 2 == 0:\n            progress(i, estimate)", UNIT_SAMPLER),
     M("CI target never stops the run", "perfbench/timing/sampler.py",
-      "if summary.speedup.rel_half_width <= cfg.target_rel_ci:", "if False:", UNIT_SAMPLER),
+      "if estimate is not None and estimate.rel_half_width <= cfg.target_rel_ci:", "if False:", UNIT_SAMPLER),
     M("time budget ignored", "perfbench/timing/sampler.py",
       "elif clock() - start >= cfg.time_budget_s:", "elif False:", UNIT_SAMPLER),
     M("throttled pairs never re-measured", "perfbench/timing/sampler.py",

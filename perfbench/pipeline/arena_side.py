@@ -9,9 +9,12 @@ One block, side S, the other side O:
    output's address, dtype, shape and strides into its output table; S replies; S is frozen;
    t1.  The scorer's t1 - t0, less the baseline's per-block overhead (`overhead_ns`), is the
    block's time.  The candidate's own timer is only a diagnostic.
-3. For the candidate, one iteration k chosen now is checked: its output bytes are read from S's
-   memory at the addresses in the table (S is frozen: what was there at the reply is what is
-   read), its inputs from the arena, both against the scorer's own reference.
+3. For the candidate, one iteration k is checked at the end of the pair (`end_pair`): its
+   output bytes are read from S's memory at the addresses in the table (S stays frozen until
+   its next block: what was there at the reply is what is read), its inputs from the arena,
+   both against the scorer's own reference.  Deferred to the pair's end, the check precedes the
+   next pair's first block, whose side is drawn from the seed; done at once, it preceded the
+   baseline's block in every candidate-first pair (timing/schedule.py).
 """
 from __future__ import annotations
 
@@ -101,6 +104,7 @@ class ArenaSide:
     null_ns: dict[int, list[float]] = field(default_factory=dict)
     checks: int = 0
     _staged: dict | None = None
+    _pending: tuple[list[tuple], BlockLayout] | None = None   # a block whose output is to be checked
 
     # -- one block --------------------------------------------------------------------------------
     def _stage(self, layout: BlockLayout) -> None:
@@ -139,8 +143,21 @@ class ArenaSide:
         return statistics.median(seen) if seen else None
 
     def finish(self) -> None:
-        """After the last block: the tripwires that otherwise run before the next one."""
+        """After the last block: its check, if due, and the tripwires that otherwise run before
+        the next one."""
+        self.end_pair()
         self.client.request("stage", self.timeout_s, layout=None)
+
+    def end_pair(self) -> None:
+        """The timed-output check of this side's block of the pair that just ended, if it was
+        drawn (the sampler's `pair_end`)."""
+        if self._pending is None:
+            return
+        block, layout = self._pending
+        self._pending = None
+        t0 = time.perf_counter_ns()
+        self._check(block, layout)
+        self.check_ns.append(time.perf_counter_ns() - t0)
 
     def overhead_ns(self, layout: BlockLayout) -> float:
         """The baseline worker's per-block cost of everything but the kernel, at this block size.
@@ -164,6 +181,7 @@ class ArenaSide:
         return statistics.median(nulls)
 
     def run_block(self, iters: int, seed: int) -> float:
+        self.end_pair()   # (a check still due runs before this worker runs again, whoever calls)
         block = self.inputs.get(seed, iters)
         layout = BlockLayout.of(block)
         overhead = self.overhead_ns(layout)
@@ -174,9 +192,7 @@ class ArenaSide:
         reported = reported_block_ns(self.client.label, header, wall)
         self.blocks.append(BlockWall(wall, reported, iters, other_cpu, own_cpu))
         if self.program is not None and should_check(self.checks, self.check_share(wall)):
-            t0 = time.perf_counter_ns()
-            self._check(block, layout)
-            self.check_ns.append(time.perf_counter_ns() - t0)
+            self._pending = (block, layout)
         return per_iteration_ns(wall, overhead, iters)
 
     def check_share(self, wall_ns: float) -> float:

@@ -29,9 +29,9 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[flo
     key = bench_configs.device_key(device, fp, spec.threads)
     found = bench_configs.lookup(spec.name, key, cfg.bench_configs_dir)
     if found is not None:
-        return found.value, found.source, [
-            f"{found.source} marks {spec.name} invalid on {key} ({'; '.join(found.invalid)}): R_perf here does "
-            "not measure what the task intends"] if found.invalid else []
+        warnings = [f"{found.source} marks {spec.name} invalid on {key} ({'; '.join(found.invalid)}): R_perf "
+                    "here does not measure what the task intends"] if found.invalid else []
+        return found.value, found.source, warnings + ([found.other_protocol] if found.other_protocol else [])
     if spec.s_ref_default is not None:
         return spec.s_ref_default, "task default", [
             f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="
@@ -97,6 +97,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
                "package_sources": {side: {src.name: str(src.tree) for src in sources} for side, sources in
                                    (("baseline", cfg.base_packages), ("candidate", cfg.cand_packages)) if sources},
                **merge_diagnostics(run.diagnostics)})
+    base["warnings"] += comparison.warnings   # (order_effect)
     return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=run.checks, comparison=comparison,
                        worker_logs=run.logs, **base)
 

@@ -160,7 +160,8 @@ class TimingRun:
                     part = sample_pairs(base_side, cand_side, su.sampler.per_process(cfg.processes),
                                         seed=su.master if first else derive_seeds(su.master ^ 0xB10C, j + 1)[j],
                                         progress=progress, monitor=block_monitor(dev, base_side),
-                                        iters=self.parts[0].iters_per_block if self.parts else None)
+                                        iters=self.parts[0].iters_per_block if self.parts else None,
+                                        pair_end=cand_side.end_pair)
                 cand_side.finish()
                 base["warnings"] += tuple(w for w in clock_warnings(su.device, dev.control, part)
                                           if w not in base["warnings"])

@@ -124,11 +124,23 @@ class WorkerSide:
     checks: int = 0
     mode: str | None = None                  # CUDA: how the last block was timed (timing/cuda.py)
     fallback: tuple[str, str] | None = None  # CUDA: (reason code, message) once the timer fell back
+    _pending: tuple[int, int] | None = None  # (iters, seed) of a block whose output is to be checked
 
     def finish(self) -> None:
-        """Nothing left to check after the last block (the tripwires ran inside each)."""
+        """The last block's check, if due (the tripwires ran inside each block)."""
+        self.end_pair()
+
+    def end_pair(self) -> None:
+        """The timed-output check of this side's block of the pair that just ended, if drawn:
+        at the pair's end it precedes the next pair's first block, whose side the seed draws
+        (arena_side.py says why not at once)."""
+        if self._pending is not None:
+            iters, seed = self._pending
+            self._pending = None
+            self._check_timed_output(iters, seed)
 
     def run_block(self, iters: int, seed: int) -> float:
+        self.end_pair()   # (a check still due runs before this worker's outputs are replaced)
         self.client.request("prepare", self.timeout_s, iters=iters, seed=seed, size=self.size)
         cpu0 = cpu1 = None
         if self.other is not None:
@@ -150,7 +162,7 @@ class WorkerSide:
         self.blocks.append(BlockWall(float(wall), total, iters,
                                      None if cpu1 is None or cpu0 is None else cpu1 - cpu0, host_ns=host))
         if self.program is not None and should_check(self.checks, self.check_fraction):
-            self._check_timed_output(iters, seed)
+            self._pending = (iters, seed)
         return total / iters
 
     def _note_cuda_timing(self, header: dict) -> None:

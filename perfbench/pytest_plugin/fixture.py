@@ -156,7 +156,8 @@ class PerfbenchFixture:
             return self._alone(fn, make_inputs, note=f"not compared: {exc}")
         samples = PairedSamples.concat(parts)
         summary = stats.summarize(samples.baseline_ns, samples.candidate_ns, seed=seeds[0], processes=samples.processes,
-                                  confidence=self.sampler.confidence, n_resamples=self.sampler.n_resamples)
+                                  confidence=self.sampler.confidence, n_resamples=self.sampler.n_resamples,
+                                  baseline_first=samples.baseline_first)
         verdict = judge(summary.speedup.value, (summary.speedup.low, summary.speedup.high),
                         threshold=self.threshold, paired=True)
         return BenchRecord(self._node.nodeid, self._node.name, AGAINST, samples.candidate_ns,

@@ -131,6 +131,7 @@ def run_case_workers(case: SparseCase, specs: tuple[WorkerSpec, WorkerSpec], *, 
         return CaseResult(case, names[0], rows)
     samples = PairedSamples.concat(parts)
     summary = stats.summarize(samples.baseline_ns, samples.candidate_ns, seed=seed, processes=samples.processes,
+                              baseline_first=samples.baseline_first,
                               confidence=sampler.confidence, n_resamples=sampler.n_resamples)
     sp = summary.speedup
     return CaseResult(case, names[0], (

@@ -15,9 +15,9 @@ from typing import Callable, Protocol
 
 from .. import stats
 from ..results import PairedSamples
-from .schedule import BASELINE, pair_order
+from .schedule import BASELINE, pair_orders
 
-# Pairs are added two at a time so that every stopping point is AB-BA balanced.
+# A run stops only after a whole quad (ABBA or BAAB), so that every stopping point is balanced.
 _PAIR_STEP = 2
 
 
@@ -90,7 +90,11 @@ class Side(Protocol):
         ...
 
 
-ProgressFn = Callable[[int, "stats.PairedSummary | None"], None]
+# After every pair: the pairs so far and the speedup with its quick CI (None while too few).
+ProgressFn = Callable[[int, "stats.Estimate | None"], None]
+# Work the caller defers to the end of each pair (the timed-output checks): it then precedes the
+# next pair's first block, whose side is drawn from the seed, never a fixed side.
+PairEnd = Callable[[], None]
 # Seconds on a monotonic clock: what the warm-up and the time budget are measured with.  Real
 # timers use the host's clock; FakeTimer its simulated one, so a fake run is deterministic
 # (a wall-clock budget would make the number of blocks, and so the noise drawn, vary per run).
@@ -134,7 +138,7 @@ def resized_iters(iters: int, base_ns: list[float], cand_ns: list[float], cfg: S
 
 
 def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int, clock: Clock,
-                      iters: int | None = None) -> int:
+                      iters: int | None = None, pair_end: PairEnd | None = None) -> int:
     """Run both sides for cfg.warmup_s and return the iterations per block.
 
     Iterations grow until the faster side's block takes cfg.min_block_s; at the end of the
@@ -154,6 +158,8 @@ def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed:
     while True:
         tb = baseline.run_block(iters, seed)
         tc = candidate.run_block(iters, seed)
+        if pair_end is not None:
+            pair_end()
         bigger = None if fixed else grown_iters(iters, min(tb, tc) * iters * 1e-9, cfg)
         if bigger is not None:
             iters, warm = bigger, []
@@ -169,8 +175,15 @@ def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed:
 
 def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: int,
                  progress: ProgressFn | None = None, monitor: BlockMonitor | None = None,
-                 clock: Clock = time.perf_counter, iters: int | None = None) -> PairedSamples:
+                 clock: Clock = time.perf_counter, iters: int | None = None,
+                 pair_end: PairEnd | None = None) -> PairedSamples:
     """Measure AB-BA pairs until the CI target, the time budget or max_pairs is reached.
+
+    The scorer's own work between blocks is the same after every pair, whichever side ran
+    first: `pair_end` (the caller's deferred work), then the stop check (a quick order-statistic
+    CI: microseconds; the bootstrap runs once, on the result), then `progress`.  Between the two
+    blocks of a pair nothing runs but the sides themselves.  The run stops only after a whole
+    quad; max_pairs, if odd, is rounded up to keep it balanced.
 
     With a `monitor`, each pair records the device conditions of its two blocks; a pair that
     ran throttled is, if cfg.remeasure_throttled, discarded and re-run after cfg.cooldown_s.
@@ -178,8 +191,10 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
     far discarded, if the timed pairs run blocks below half the floor: `resized_iters`).
     """
     fixed = iters is not None
-    iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1), clock, iters)
+    iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1), clock, iters, pair_end)
     sides = {BASELINE: baseline, "candidate": candidate}
+    limit = cfg.max_pairs + cfg.max_pairs % _PAIR_STEP
+    orders = pair_orders(seed, limit)
     base_ns: list[float] = []
     cand_ns: list[float] = []
     conditions: list[dict] = []
@@ -187,19 +202,21 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
     start = clock()
     stop_reason = "max_pairs"
     i = 0
-    while i < cfg.max_pairs:
+    while i < limit:
         times, seen = {}, []
-        for label in pair_order(i):
+        for label in orders[i]:
             if monitor is not None:
                 monitor.begin()
             times[label] = sides[label].run_block(iters, _block_seed(seed, i))
             if monitor is not None:
                 seen.append(monitor.end())
+        if pair_end is not None:
+            pair_end()
         throttled = any(c.throttled for c in seen)
         if throttled and cfg.remeasure_throttled and discarded < cfg.max_remeasures:
             discarded += 1
             time.sleep(cfg.cooldown_s)
-            continue  # same pair index, same inputs, again
+            continue  # same pair index, same inputs, same order, again
         base_ns.append(times[BASELINE])
         cand_ns.append(times["candidate"])
         if seen:
@@ -209,18 +226,16 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
         if bigger is not None:   # the pairs so far ran blocks below the floor: start again
             iters, base_ns, cand_ns, conditions, i = bigger, [], [], [], 0
             continue
-        summary = None
+        estimate = stats.quick_ci(base_ns, cand_ns, tuple(o[0] == BASELINE for o in orders[:i]), cfg.confidence)
         if i >= cfg.min_pairs and i % _PAIR_STEP == 0:
-            summary = stats.summarize(base_ns, cand_ns, seed=seed, confidence=cfg.confidence,
-                                      n_resamples=cfg.n_resamples)
-            if summary.speedup.rel_half_width <= cfg.target_rel_ci:
+            if estimate is not None and estimate.rel_half_width <= cfg.target_rel_ci:
                 stop_reason = "ci_target"
             elif clock() - start >= cfg.time_budget_s:
                 stop_reason = "time_budget"
         if progress is not None:
-            progress(i, summary)
+            progress(i, estimate)
         if stop_reason != "max_pairs":
             break
     return PairedSamples(baseline_ns=tuple(base_ns), candidate_ns=tuple(cand_ns),
                          iters_per_block=iters, stop_reason=stop_reason, conditions=tuple(conditions),
-                         discarded_throttled=discarded)
+                         discarded_throttled=discarded, baseline_first=tuple(o[0] == BASELINE for o in orders[:i]))

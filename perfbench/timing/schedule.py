@@ -1,21 +1,20 @@
 """The AB-BA schedule: which side runs first in each pair.
 
-Pair 0 runs baseline then candidate, pair 1 candidate then baseline, and so on.  Over every two
-pairs each side runs once in each position, so a linear drift and any first-position advantage
-(warm caches, clock ramp) cancel in the median of the per-pair ratios.
+Every quad (pairs 2q and 2q + 1) is ABBA or BAAB, drawn from the run's seed
+(crossover.draw_orders).  At every even stopping point each side has run first in half of the
+pairs, so a linear drift and any first-position advantage (warm caches, clock ramp, the
+scorer's work at the pair boundary) cancel; and since the order is drawn rather than fixed,
+nothing that recurs at a fixed point of the pair cycle (a check every other pair) lines up with
+one side.
 """
 from __future__ import annotations
+
+from ..crossover import draw_orders
 
 BASELINE = "baseline"
 CANDIDATE = "candidate"
 
 
-def pair_order(i: int) -> tuple[str, str]:
-    """Order of the two sides in pair `i` (0-based)."""
-    if i < 0:
-        raise ValueError(f"pair index must be >= 0, got {i}")
-    return (BASELINE, CANDIDATE) if i % 2 == 0 else (CANDIDATE, BASELINE)
-
-
-def abba_order(n_pairs: int) -> list[tuple[str, str]]:
-    return [pair_order(i) for i in range(n_pairs)]
+def pair_orders(seed: int, n_pairs: int) -> list[tuple[str, str]]:
+    """The order of the two sides in each of `n_pairs` pairs of the run seeded `seed`."""
+    return [(BASELINE, CANDIDATE) if first else (CANDIDATE, BASELINE) for first in draw_orders(seed, n_pairs)]

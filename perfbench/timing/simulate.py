@@ -57,5 +57,6 @@ def simulated_score(true_speedup: float, rule: StoppingRule, sampler: SamplerCon
     samples = PairedSamples.concat(parts)
     summary = stats.summarize(samples.baseline_ns, samples.candidate_ns, seed=seed,
                               confidence=rule.reported_confidence(decision),
-                              n_resamples=sampler.n_resamples, processes=samples.processes)
+                              n_resamples=sampler.n_resamples, processes=samples.processes,
+                              baseline_first=samples.baseline_first)
     return SimulatedRun(samples, decision, summary)

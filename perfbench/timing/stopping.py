@@ -91,5 +91,5 @@ def interim_decision(parts: Sequence[PairedSamples], rule: StoppingRule, *, seed
         return None
     s = PairedSamples.concat(list(parts))
     summary = stats.summarize(s.baseline_ns, s.candidate_ns, seed=seed, confidence=rule.look_confidence,
-                              n_resamples=n_resamples, processes=s.processes)
+                              n_resamples=n_resamples, processes=s.processes, baseline_first=s.baseline_first)
     return rule.decide(summary.speedup)

@@ -43,14 +43,16 @@ def test_json_and_out_file(run_cli, write, tmp_path):
     proc = run_cli("compare", "a.py", "b.py", "--json", "--out", "r.json", "--seed", "5", *QUICK)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["seed"] == 5 and doc["schema_version"] == 2
+    assert doc["seed"] == 5 and doc["schema_version"] == 3
     base, cand = doc["samples"]["baseline_ns"], doc["samples"]["candidate_ns"]
-    assert len(base) == len(cand) == 6 and doc["summary"]["n_pairs"] == 6
+    first = doc["samples"]["baseline_first"]
+    assert len(base) == len(cand) == len(first) == 6 and doc["summary"]["n_pairs"] == 6 and sum(first) == 3
     # Real timing of one kernel against itself has no band a test may assert: 6 pairs of ~2 ms
     # blocks read 0.42 once in CI (2026-12-03).  What must hold on any host is that the summary
     # is derived from the raw samples it is written beside.
     s = doc["summary"]
-    assert s["speedup"] == pytest.approx(median_speedup(base, cand), rel=1e-12)
+    assert s["speedup"] == pytest.approx(median_speedup(base, cand, first), rel=1e-12)
+    assert s["period_effect"]["n_baseline_first"] == 3 and set(s["by_position_median_ns"]) == {"baseline", "candidate"}
     assert s["ci_low"] <= s["speedup"] <= s["ci_high"] and 0 <= s["p_value"] <= 1
     assert "host" in doc["fingerprint"]
     assert json.loads((tmp_path / "r.json").read_text()) == doc

@@ -100,12 +100,13 @@ def test_timed_outputs_checked_at_the_configured_share(fraction):
 
 
 def test_pairs_split_between_fresh_worker_processes():
-    """Two worker pairs: each measures its share (>= 5 pairs), the block size of the first; the
-    CI covers both processes and the verdict says how they compare."""
+    """Two worker pairs: each measures its share (>= 5 pairs, rounded up to whole quads: 6), the
+    block size of the first; the CI covers both processes and the verdict says how they compare."""
     r = score(TASK, FIX / "candidates" / "honest_fast.py", QUICK)
     assert r.verdict == "scored", r.reasons
     samples = r.comparison.samples
-    assert QUICK.processes == 2 and samples.processes == (0,) * 5 + (1,) * 5
+    assert QUICK.processes == 2 and samples.processes == (0,) * 6 + (1,) * 6
+    assert sum(samples.baseline_first[:6]) == sum(samples.baseline_first[6:]) == 3
     st = r.comparison.summary.stability
     assert len(st.process_speedups) == 2 and len(st.process_cis) == 2
     doc = r.to_dict()
@@ -152,7 +153,8 @@ def test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds
     stopping = r.comparison.extra["stopping"]
     assert (stopping["decision"], stopping["processes_run"]) == ("r_perf_zero", 2)
     s = r.comparison.samples
-    look = stats.summarize(s.baseline_ns, s.candidate_ns, seed=r.seed, confidence=0.975, processes=s.processes)
+    look = stats.summarize(s.baseline_ns, s.candidate_ns, seed=r.seed, confidence=0.975, processes=s.processes,
+                           baseline_first=s.baseline_first)
     assert r.comparison.summary.speedup == look.speedup and look.speedup.confidence == 0.975
     assert r.to_dict()["comparison"]["summary"]["confidence"] == 0.975
     assert len(drawn) == 2 and drawn[0][0] != drawn[1][0]

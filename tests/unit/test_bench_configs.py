@@ -26,3 +26,15 @@ def test_bad_entries_are_usage_errors(tmp_path):
     (tmp_path / "k.toml").write_text("[tasks.a\n")
     with pytest.raises(UsageError, match="invalid TOML"):
         bench_configs.lookup("a", "k", tmp_path)
+
+
+def test_an_s_ref_from_another_protocol_says_so(tmp_path):
+    """Entries written before the protocol was recorded were measured by protocol 1."""
+    from perfbench.bench_configs import lookup
+    from perfbench.crossover import PROTOCOL_VERSION
+
+    (tmp_path / "cpu-x-1t.toml").write_text('[tasks.old]\ns_ref = 2.0\nperfbench = "0.1.0"\nmeasured = "2026-12-02"\n'
+                                            f'[tasks.new]\ns_ref = 2.0\nprotocol = {PROTOCOL_VERSION}\n')
+    old = lookup("old", "cpu-x-1t", tmp_path)
+    assert old.protocol == 1 and "measured by protocol 1 (perfbench 0.1.0, 2026-12-02)" in old.other_protocol
+    assert lookup("new", "cpu-x-1t", tmp_path).other_protocol is None

@@ -6,7 +6,7 @@ import perfbench
 from perfbench.results import PairedSamples
 from perfbench.timing.inprocess import InProcessSide
 from perfbench.timing.sampler import SamplerConfig, sample_pairs, warm_iters
-from perfbench.timing.schedule import abba_order
+from perfbench.timing.schedule import pair_orders
 from perfbench.timing.timers import FakeKernel, FakeTimer, linear_drift, step_drift
 from perfbench import stats
 
@@ -18,20 +18,26 @@ def _compare(timer, base_ns=1e6, cand_ns=1e6, cfg=FAST, seed=7):
                              timer=timer, config=cfg, seed=seed)
 
 
-def test_abba_order():
-    assert abba_order(4) == [("baseline", "candidate"), ("candidate", "baseline"),
-                             ("baseline", "candidate"), ("candidate", "baseline")]
+def test_every_quad_is_abba_or_baab_drawn_from_the_seed():
+    orders = pair_orders(5, 40)
+    quads = {tuple(orders[q:q + 2]) for q in range(0, 40, 2)}
+    assert quads == {(("baseline", "candidate"), ("candidate", "baseline")),
+                     (("candidate", "baseline"), ("baseline", "candidate"))}
+    assert pair_orders(5, 40) == orders and pair_orders(6, 40) != orders
+    assert pair_orders(5, 7) == orders[:7]
 
 
-def test_sampler_runs_abba_blocks():
+def test_sampler_runs_the_drawn_order():
     timer = FakeTimer()
     r = _compare(timer, cfg=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0, min_block_s=0.0))
     assert r.samples.iters_per_block == 1
     assert r.samples.n_pairs == 6
     # after the warm-up/sizing blocks (A then B, twice: a size is not chosen on its first
-    # block), pairs alternate AB, BA, AB ...
+    # block), each pair in the order drawn from the seed, and recorded
     assert timer.calls[:4] == ["A", "B", "A", "B"]
-    assert timer.calls[4:] == ["A", "B", "B", "A", "A", "B", "B", "A", "A", "B", "B", "A"]
+    drawn = pair_orders(7, 6)
+    assert timer.calls[4:] == ["A" if side == "baseline" else "B" for pair in drawn for side in pair]
+    assert r.samples.baseline_first == tuple(pair[0] == "baseline" for pair in drawn)
 
 
 def test_block_sized_above_resolution():
@@ -169,7 +175,8 @@ def test_result_round_trip_and_schema():
     d2["summary"]["speedup"] = 100.0
     assert perfbench.ComparisonResult.from_dict(d2).speedup == r.speedup
     # stats are derived from the samples
-    assert r.speedup == pytest.approx(stats.median_speedup(r.samples.baseline_ns, r.samples.candidate_ns))
+    s = r.samples
+    assert r.speedup == pytest.approx(stats.median_speedup(s.baseline_ns, s.candidate_ns, s.baseline_first))
 
 
 def test_per_process_share_keeps_the_protocol_minimum():

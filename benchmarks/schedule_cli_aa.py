@@ -1,0 +1,69 @@
+"""#38's A/A from the CLI: `perfbench score TASK BASELINE.py`, the task's baseline scored as the
+candidate, from two checkouts alternately (BEFORE then AFTER in even rounds, AFTER then BEFORE
+in odd ones).  Per score: the speedup and its CI, the mean ln(t_base / t_cand) of the
+baseline-first (AB) and candidate-first (BA) pairs, and the first-block effect, computed here
+from the raw samples the same way for both checkouts (an older verdict has no `baseline_first`:
+its pairs ran AB, BA, ... in each process).  Then, per checkout: CI coverage of 1, median
+|ln s|, median wall.
+
+    python benchmarks/schedule_cli_aa.py BEFORE AFTER [--rounds 8] [--task tasks/row_softmax] [--python PY]
+"""
+import argparse
+import math
+import statistics
+from pathlib import Path
+
+import numpy as np
+
+import score_wall   # (this script's directory is on sys.path)
+
+
+def orders(samples: dict) -> np.ndarray:
+    if samples.get("baseline_first"):
+        return np.asarray(samples["baseline_first"], dtype=bool)
+    procs = samples.get("processes") or [0] * len(samples["baseline_ns"])
+    return np.asarray([sum(1 for q in procs[:i] if q == p) % 2 == 0 for i, p in enumerate(procs)])
+
+
+def one(checkout: Path, task: str, python: str) -> dict:
+    r = score_wall.one_score(Path(task), Path(f"{task}/baseline.py"), ("--quiet",), python, checkout)
+    v = r["verdict"]
+    if r["exit"] != 0 or not v.get("comparison"):
+        raise SystemExit(f"{checkout}: score exited {r['exit']}: {v.get('reasons')}")
+    smp = v["comparison"]["samples"]
+    lr = np.log(np.asarray(smp["baseline_ns"]) / np.asarray(smp["candidate_ns"]))
+    first = orders(smp)
+    ab, ba = float(lr[first].mean()), float(lr[~first].mean())
+    return {"wall": r["wall_s"], "s": v["speedup"], "ci": v["ci"], "ab": ab, "ba": ba, "period": (ab - ba) / 2,
+            "pairs": len(lr), "reported": (v["comparison"]["summary"].get("period_effect") or {}).get("first_over_second"),
+            "warnings": [w.split(":")[0] for w in v.get("warnings", []) if w.startswith("order_effect")]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("before", type=Path)
+    ap.add_argument("after", type=Path)
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--task", default="tasks/row_softmax")
+    ap.add_argument("--python", required=True, help="the interpreter for both checkouts")
+    args = ap.parse_args()
+    sides = {"before": args.before.resolve(), "after": args.after.resolve()}
+    runs: dict[str, list[dict]] = {"before": [], "after": []}
+    for i in range(args.rounds):
+        for label in (("before", "after") if i % 2 == 0 else ("after", "before")):
+            r = one(sides[label], args.task, args.python)
+            runs[label].append(r)
+            print(f"round {i} {label:6s}: {r['wall']:5.1f} s  s={r['s']:.4f} CI [{r['ci'][0]:.4f}, {r['ci'][1]:.4f}] "
+                  f"{r['pairs']} pairs  AB {r['ab']:+.4f}  BA {r['ba']:+.4f}  first/second {math.exp(r['period']):.4f}"
+                  f"  reported {r['reported'] and round(r['reported'], 4)} {' '.join(r['warnings'])}", flush=True)
+    print(f"\nCLI A/A of {args.task}'s baseline, {args.rounds} scores per checkout")
+    print(f"  {'':8s} {'covers 1':>9s} {'med |ln s|':>11s} {'mean AB':>8s} {'mean BA':>8s} {'first/second':>13s} {'med wall':>9s}")
+    for label, rs in runs.items():
+        cover = sum(r["ci"][0] <= 1.0 <= r["ci"][1] for r in rs)
+        print(f"  {label:8s} {cover:>6d}/{len(rs):<2d} {100 * statistics.median(abs(math.log(r['s'])) for r in rs):>10.2f}% "
+              f"{statistics.mean(r['ab'] for r in rs):>+8.4f} {statistics.mean(r['ba'] for r in rs):>+8.4f} "
+              f"{math.exp(statistics.mean(r['period'] for r in rs)):>13.4f} {statistics.median(r['wall'] for r in rs):>8.1f}s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""The schedule must not show in the number (#38).  A simulated host with a period effect: the
+first block of a pair runs slower, or the block that follows scorer work does (statistics, the
+stop check, progress, deferred checks).  Seeded: each case is the same every run."""
+import math
+
+import numpy as np
+import pytest
+
+from perfbench import stats
+from perfbench.timing.sampler import SamplerConfig, sample_pairs
+
+CFG = SamplerConfig(min_pairs=6, max_pairs=30, warmup_s=0.0, min_block_s=0.0, target_rel_ci=0.0, n_resamples=200)
+
+
+class PeriodHost:
+    """Both sides' blocks, in the order they run: the first block of each pair takes
+    (1 + first) times as long, the block after scorer work (1 + after_work) times."""
+
+    def __init__(self, seed: int, first: float = 0.0, after_work: float = 0.0, noise: float = 0.01):
+        self.rng = np.random.default_rng(seed)
+        self.first, self.after_work, self.noise = first, after_work, noise
+        self.blocks = 0
+        self.worked = False
+
+    def work(self, *args) -> None:
+        self.worked = True
+
+    def block(self, ns: float) -> float:
+        f = (1 + self.first) if self.blocks % 2 == 0 else 1.0
+        if self.worked:
+            f, self.worked = f * (1 + self.after_work), False
+        self.blocks += 1
+        return ns * f * math.exp(self.noise * self.rng.standard_normal())
+
+
+class HostSide:
+    def __init__(self, host: PeriodHost, ns: float):
+        self.host, self.ns = host, ns
+
+    def run_block(self, iters: int, seed: int) -> float:
+        return self.host.block(self.ns)
+
+
+def _scorer_work_marks(monkeypatch, host: PeriodHost) -> None:
+    """Every statistic the sampler computes between blocks is scorer work."""
+    for name in ("summarize", "bootstrap_ci", "median_speedup", "order_statistic_ci"):
+        real = getattr(stats, name, None)
+        if real is not None:
+            monkeypatch.setattr(stats, name, lambda *a, _real=real, **k: host.work() or _real(*a, **k))
+
+
+def _run(host: PeriodHost, true_speedup: float, seed: int, cfg: SamplerConfig = CFG):
+    base, cand = HostSide(host, 1e6), HostSide(host, 1e6 / true_speedup)
+    return sample_pairs(base, cand, cfg, seed=seed, clock=lambda: 0.0, progress=host.work)
+
+
+@pytest.mark.parametrize("true_speedup", [1.0, 2.0])
+def test_the_block_after_scorer_work_running_slower_does_not_move_the_speedup(monkeypatch, true_speedup):
+    """Scorer work that always precedes the same side (the old sampler's bootstrap ran before
+    every even, baseline-first pair: +1.3% here in A/A) must not show: mean ln s over 24 runs
+    within 0.3% of the truth."""
+    errors = []
+    for seed in range(24):
+        host = PeriodHost(seed, after_work=0.10)
+        _scorer_work_marks(monkeypatch, host)
+        s = _run(host, true_speedup, seed)
+        errors.append(math.log(stats.median_speedup(s.baseline_ns, s.candidate_ns, s.baseline_first) / true_speedup))
+        monkeypatch.undo()
+    assert abs(np.mean(errors)) < 0.003 and max(map(abs, errors)) < 0.015, errors
+
+
+@pytest.mark.parametrize("first", [0.05, 0.5])
+def test_a_slow_first_block_does_not_move_the_speedup_at_any_size(first):
+    errors = []
+    for seed in range(24):
+        s = _run(PeriodHost(seed, first=first), 1.5, seed)
+        errors.append(math.log(stats.median_speedup(s.baseline_ns, s.candidate_ns, s.baseline_first) / 1.5))
+    assert abs(np.mean(errors)) < 0.003 and max(map(abs, errors)) < 0.015, errors
+
+
+def test_every_stopping_point_is_balanced_and_the_order_is_drawn_from_the_seed():
+    cfg = SamplerConfig(min_pairs=6, max_pairs=40, warmup_s=0.0, min_block_s=0.0, target_rel_ci=0.02)
+    orders = []
+    for seed in range(12):
+        s = _run(PeriodHost(seed), 1.0, seed, cfg)
+        first = s.baseline_first
+        assert len(first) == s.n_pairs and s.n_pairs % 2 == 0
+        assert all(first[i] != first[i + 1] for i in range(0, s.n_pairs, 2))   # each quad ABBA or BAAB
+        orders.append(first[:6])
+        assert _run(PeriodHost(seed), 1.0, seed, cfg).baseline_first == first   # the seed decides
+    assert len(set(orders)) > 4   # not one fixed pattern
+
+
+@pytest.mark.parametrize("first", [0.0, 0.08])
+def test_the_period_effect_is_estimated(first):
+    """The first block 8% slower: the estimate's CI holds ln(1.08) and says significant; none:
+    its CI holds 0."""
+    s = _run(PeriodHost(5, first=first), 1.0, 5, SamplerConfig(min_pairs=30, max_pairs=30, warmup_s=0.0,
+                                                               min_block_s=0.0, target_rel_ci=0.0))
+    p = stats.period_effect(s.baseline_ns, s.candidate_ns, s.baseline_first)
+    assert p.low <= math.log(1 + first) <= p.high
+    assert p.significant() == (first > 0)
+
+
+def test_a_period_effect_larger_than_the_ci_warns_order_effect():
+    from perfbench.results import ComparisonResult
+
+    s = _run(PeriodHost(3, first=0.08, noise=0.002), 1.0, 3, SamplerConfig(min_pairs=30, max_pairs=30, warmup_s=0.0,
+                                                                            min_block_s=0.0, target_rel_ci=0.0))
+    r = ComparisonResult("a", "b", "cpu", "fake", 3, s, {"n_resamples": 200}, {})
+    doc = r.to_dict()["summary"]["period_effect"]
+    assert doc["first_over_second"] == pytest.approx(1.08, rel=0.01) and doc["significant"]
+    assert [w.split(":")[0] for w in r.warnings] == ["order_effect"]
+    quiet = ComparisonResult("a", "b", "cpu", "fake", 3, _run(PeriodHost(3), 1.0, 3), {"n_resamples": 200}, {})
+    assert quiet.warnings == ()
+
+
+def test_the_stop_check_runs_after_every_pair_and_no_bootstrap_between_blocks(monkeypatch):
+    calls = []
+    monkeypatch.setattr(stats, "summarize", lambda *a, **k: calls.append("summarize"))
+    monkeypatch.setattr(stats, "bootstrap_ci", lambda *a, **k: calls.append("bootstrap"))
+    seen = []
+    s = sample_pairs(HostSide(PeriodHost(1), 1e6), HostSide(PeriodHost(2), 1e6), CFG, seed=1, clock=lambda: 0.0,
+                     progress=lambda i, est: seen.append(i))
+    assert calls == [] and seen == list(range(1, s.n_pairs + 1))
