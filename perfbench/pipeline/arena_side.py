@@ -244,6 +244,11 @@ class ArenaSide:
         limit = 16 * sum(t.numel() * t.element_size() for t in self.expected) + 4096
         if nbytes > limit:
             raise CandidateRejected("correctness.shape", f"timed iteration {k}: output spans {nbytes} bytes")
+        # Elements as well as bytes: a stride-0 view of a huge shape spans a few bytes, and the
+        # scorer's own copy of it (below) would not fit in memory, or overflow (#39).
+        if numel > limit:
+            raise CandidateRejected("correctness.shape", f"timed iteration {k}: output of shape {list(shape)} "
+                                    f"has {numel} elements")
         try:
             raw = read_process_memory(self.client.worker_pid, int(r[1]), nbytes)
         except OSError as exc:
