@@ -80,6 +80,16 @@ class WorkerCgroup:
         self.cpus = cpus            # the cores its cpuset holds it to (None: no cpuset)
         self.cpuset_missing = cpuset_missing   # why there is no cpuset though cores were asked for
         self._cpuset_file: Path | None = None  # where `hold_cpus` writes them
+        self.pids_missing = ""      # why no pids limit holds its processes (a fork bomb stops at PIDS_MAX)
+
+    @property
+    def pids_max(self) -> int | None:
+        """The kernel's limit on this cgroup's tasks, as its pids controller reads it."""
+        d = self._dirs.get("pids", self._dirs.get(""))
+        try:
+            return int((d / "pids.max").read_text())
+        except (OSError, ValueError, TypeError):
+            return None
 
     def hold_cpus(self) -> None:
         """Narrow the cpuset to `cpus`: the kernel moves every thread in the cgroup there."""
@@ -189,7 +199,8 @@ def _cpus_spec(cpus: tuple[int, ...]) -> str:
     return ",".join(map(str, cpus))
 
 
-def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: str | None) -> WorkerCgroup:
+def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: str | None,
+               v1_pids: str | None = None) -> WorkerCgroup:
     # The cpuset is created as wide as the parent's; create_worker_cgroup narrows it (hold_cpus).
     parent = Path(mount) / _own_v2_path().lstrip("/")
     sweep_stale(parent)
@@ -199,6 +210,7 @@ def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: 
         d.rmdir()
         raise CgroupError(f"{parent} has no cgroup.freeze (kernel older than 5.2?)")
     cg = WorkerCgroup("v2", {"": d})
+    _limit_pids_v2(cg, d, v1_pids)
     if cpus is not None:
         try:
             if "cpuset" in (d / "cgroup.controllers").read_text().split():
@@ -214,6 +226,25 @@ def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: 
         except OSError as exc:
             cg.cpuset_missing = f"cpuset: {exc}"
     return cg
+
+
+def _limit_pids_v2(cg: WorkerCgroup, d: Path, v1_pids: str | None) -> None:
+    """PIDS_MAX on a v2 cgroup: its own pids controller, or, on a hybrid host whose v2 tree has
+    no controllers, a v1 pids directory the worker joins as well (as its v1 cpuset).  Without
+    either, `pids_missing` says so (#39: a candidate exhausted the host's pid space)."""
+    try:
+        if "pids" in (d / "cgroup.controllers").read_text().split():
+            _write(d / "pids.max", str(PIDS_MAX))
+        elif v1_pids is not None:
+            sweep_stale(Path(v1_pids))
+            own = Path(v1_pids) / d.name
+            own.mkdir()
+            cg._dirs["pids"] = own
+            _write(own / "pids.max", str(PIDS_MAX))
+        else:
+            cg.pids_missing = "pids: no pids controller (v2: not in cgroup.controllers; no v1 pids mounted)"
+    except OSError as exc:
+        cg.pids_missing = f"pids: {exc}"
 
 
 def _create_v1_cpuset(root: Path, name: str) -> Path:
@@ -249,6 +280,8 @@ def _create_v1(roots: dict[str, str], label: str, cpus: tuple[int, ...] | None) 
                 pass
         raise
     cg = WorkerCgroup("v1", dirs)
+    if "pids" not in dirs:
+        cg.pids_missing = "pids: no v1 pids controller mounted"
     if cpus is not None:
         if "cpuset" not in roots:
             cg.cpuset_missing = "no v1 cpuset controller is mounted"
@@ -300,12 +333,12 @@ def _create(label: str, versions: tuple[str, ...], cpus: tuple[int, ...] | None)
     for m, fstype, opts in mounts:
         if fstype == "cgroup":
             for ctl in ("freezer", "cpuacct", "pids", "cpuset"):
-                if ctl in opts.split(",") and ("v1" in versions or ctl == "cpuset"):
+                if ctl in opts.split(",") and ("v1" in versions or ctl in ("cpuset", "pids")):
                     v1.setdefault(ctl, m)
     errors = []
     for mount in v2:
         try:
-            return _create_v2(mount, label, cpus, v1.get("cpuset")), ""
+            return _create_v2(mount, label, cpus, v1.get("cpuset"), v1.get("pids")), ""
         except (OSError, CgroupError) as exc:
             errors.append(f"cgroup v2 at {mount}: {exc}")
     if "freezer" in v1 and "cpuacct" in v1:

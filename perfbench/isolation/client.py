@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CandidateRejected, UsageError
 from .arena import SharedArena
+from .cgroup import CgroupError
 from .cpu_threads import CpuThreading
 from .launch import interpreter_pid, kill_group, read_tail, spawn
 from .procfs import session_cpu_seconds, session_pids
@@ -110,9 +111,17 @@ class WorkerClient:
 
     # -- the cgroup ------------------------------------------------------------------------------
     def freeze(self) -> None:
-        """Stop every process of this worker (no-op without a cgroup)."""
+        """Stop every process of this worker (no-op without a cgroup).  A candidate's worker
+        that does not freeze in time is rejected (`candidate.unfreezable`), never a crash of the
+        scorer: its verdict would depend on a freeze that did not happen (#39)."""
         if self.plan.cgroup is not None and not self._frozen:
-            self.plan.cgroup.freeze()
+            try:
+                self.plan.cgroup.freeze()
+            except (CgroupError, OSError) as exc:
+                if not self.untrusted:
+                    raise
+                raise CandidateRejected("candidate.unfreezable",
+                                        f"{self.label}'s worker could not be frozen: {exc}") from None
             self._frozen = True
 
     def thaw(self) -> None:

@@ -1,6 +1,6 @@
 """What a worker process does to itself before any task code runs (and the zygote before it
 forks workers, who inherit it): keep only its own fds, keep freed memory in the heap, bound the
-files it writes, adopt what its children orphan."""
+files it writes, refuse the kernel's keyrings, adopt what its children orphan."""
 from __future__ import annotations
 
 import os
@@ -78,8 +78,11 @@ def drop_working_directory_from_path() -> None:
 def harden_process(keep: set[int]) -> None:
     """Before anything else runs in a worker (or the zygote every worker is forked from): only
     the fds it was given, freed memory kept in the heap, files bounded, no writable directory on
-    sys.path."""
+    sys.path, no kernel keyrings (syscall_filter.py; the probe records whether it holds)."""
+    from .syscall_filter import deny_keyrings
+
     drop_working_directory_from_path()
     close_other_fds(keep)
     _keep_freed_memory_in_heap()
     _bound_file_sizes()
+    deny_keyrings()

@@ -36,10 +36,10 @@ from typing import Any
 from .cgroup import WorkerCgroup, create_worker_cgroup
 from .hardening import set_dumpable
 from .procfs import owner_gone, owner_tag
-from .worker_view import WorkerView, plan_view, root_script, setpriv_user_args, under
+from .worker_view import WorkerView, plan_view, readable_copies, root_script, setpriv_user_args, under
 
 LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "minimal_root", "readonly_fs", "uid",
-          "no_new_privs", "caps_dropped")
+          "no_new_privs", "caps_dropped", "no_keyrings")
 
 # sh: join the cgroup(s) named before "--", then exec the rest.  `$$` is this very process, so
 # the worker and all it ever forks are in the cgroup from their first instruction on.
@@ -191,6 +191,10 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
         parent = "/tmp" if any(under(tmp, p) for p in view.expose) else tmp
         sweep_stale_private_dirs(parent)
         private = tempfile.mkdtemp(prefix=f"perfbench-sandbox-{label}-{owner_tag()}-", dir=parent)
+        if view.uid is None:   # a file of the caller's closed to others (a 0600 temp file): a copy
+            copies = readable_copies(tuple(expose), private)
+            if copies:
+                view = plan_view(tuple(expose), copies=copies)
     if view is not None and view.uid is None:
         missing.append(f"uid: {view.why_not_uid}")
     return SandboxPlan(cgroup, namespaces, tuple(hide), tuple(missing), private, view, cpus)
@@ -199,7 +203,8 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
 def _cgroup_missing(cgroup: WorkerCgroup | None, why: str, cpus: tuple[int, ...] | None) -> list[str]:
     if cgroup is None:
         return [f"cgroup: {why}"] + (["cpuset: no cgroup"] if cpus is not None else [])
-    return [f"cpuset: {cgroup.cpuset_missing}"] if cpus is not None and cgroup.cpus is None else []
+    return (([f"cpuset: {cgroup.cpuset_missing}"] if cpus is not None and cgroup.cpus is None else [])
+            + ([cgroup.pids_missing] if cgroup.pids_missing else []))
 
 
 def plan_forked(zygote: SandboxPlan, label: str, cpus: tuple[int, ...] | None) -> SandboxPlan:
@@ -209,7 +214,7 @@ def plan_forked(zygote: SandboxPlan, label: str, cpus: tuple[int, ...] | None) -
     if zygote.cgroup is None:   # none to be had here, or the caller switched the sandbox off
         return dataclasses.replace(zygote, cpus=cpus, shares_private_dir=True)
     cgroup, why = create_worker_cgroup(label, cpus=cpus)
-    missing = [m for m in zygote.missing if not m.startswith(("cgroup:", "cpuset:"))]
+    missing = [m for m in zygote.missing if not m.startswith(("cgroup:", "cpuset:", "pids:"))]
     return dataclasses.replace(zygote, cgroup=cgroup, missing=tuple(missing + _cgroup_missing(cgroup, why, cpus)),
                                cpus=cpus, shares_private_dir=True)
 
@@ -255,6 +260,9 @@ def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
         "uid": wanted_uid is not None and wanted_uid != 0 and all(u == wanted_uid for u in uids),
         "no_new_privs": probe.get("no_new_privs") is True,
         "caps_dropped": probe.get("cap_eff") == 0 and probe.get("cap_bnd") == 0,
+        # add_key/request_key/keyctl refused (syscall_filter.py): the uid's keyring outlives
+        # every namespace, so it was a channel between candidates
+        "no_keyrings": probe.get("keyrings_denied") is True,
     }
     missing = list(plan.missing)   # layers that could not be set up, and why
     planned = {"cgroup": plan.cgroup is not None, "cpuset": cpus is not None, "uid": wanted_uid is not None}
@@ -262,14 +270,18 @@ def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
         if planned.get(name, ns) and layers[name] is False:
             missing.append(f"{name}: set up but not observed in the worker")
     details = {"cgroup": plan.cgroup.describe() if plan.cgroup else None, "probe": probe,
-               "exposed": list(plan.view.expose) if plan.view else []}
+               "exposed": list(plan.view.expose) if plan.view else [],
+               # files closed to other users, bound from a readable copy (worker_view.readable_copies)
+               "readable_copies": [path for path, _ in plan.view.copies] if plan.view else []}
     return Isolation(layers, probe.get("uid"), details, tuple(missing))
 
 
 def probe() -> dict[str, Any]:
     """What a worker sees of its own process.  Runs in the worker before any task code loads,
     so the candidate cannot have shaped it."""
-    out: dict[str, Any] = {"pid": os.getpid(), "uid": os.getuid()}
+    from .syscall_filter import keyrings_denied
+
+    out: dict[str, Any] = {"pid": os.getpid(), "uid": os.getuid(), "keyrings_denied": keyrings_denied()}
     try:
         out["root_entries"] = sorted(os.listdir("/"))
     except OSError:

@@ -15,8 +15,12 @@
   writable; each cache directory gets a private overlay (upper layer in the worker's private
   directory, removed after), so nothing written there reaches the real cache or a later run.
 - **An unprivileged uid** (`nobody`) when the scorer is root, after the mounts are set up.  It is
-  only chosen when every path the worker needs is itself readable by other users; otherwise the
-  worker stays uid 0 without capabilities, and the verdict says which path stopped it.
+  only chosen when every path the worker needs is itself readable by other users.  A file of the
+  caller's that is not (a candidate written by `tempfile`, mode 0600) is copied, readable, into
+  the sandbox's private directory and bound at its own path (`readable_copies`): the uid layer
+  does not depend on the user's file modes.  A directory, or a path of the environment itself,
+  that others cannot read still leaves the worker uid 0 without capabilities, and the verdict
+  says which path stopped it.
 
 `root_script` is shell the sandbox runs as root inside the new mount namespace before it moves
 into the new root and drops privileges (sandbox.py); every path in it is quoted.
@@ -61,6 +65,7 @@ class WorkerView:
     uid: int | None = None      # run as this uid (None: stays uid 0 without capabilities)
     gid: int | None = None
     why_not_uid: str = ""       # when uid is None: why
+    copies: tuple[tuple[str, str], ...] = ()   # (path, its readable copy bound there instead)
 
     def top_level(self, private_dir: str) -> set[str]:
         """The names the worker's `/` may hold (what its probe of `/` is compared with)."""
@@ -192,21 +197,42 @@ def _closed_to_others(path: str) -> bool:
     return st.st_mode & need != need
 
 
-def plan_view(extra: tuple[str, ...] = (), *, switch_uid: bool = True) -> WorkerView:
-    """The view for a worker that reads `extra` besides what every worker needs."""
+def plan_view(extra: tuple[str, ...] = (), *, switch_uid: bool = True,
+              copies: tuple[tuple[str, str], ...] = ()) -> WorkerView:
+    """The view for a worker that reads `extra` besides what every worker needs; `copies`
+    (from `readable_copies`) are bound in place of the paths they copy."""
     caches = extension_caches()
     for c in caches:
         os.makedirs(c, exist_ok=True)   # so it can be overlaid; a first build then lands in the overlay
     expose = tuple(needed_paths(extra))
     if not switch_uid:
-        return WorkerView(expose, caches, why_not_uid="uid switching was not asked for")
-    blocked = next((p for p in [*expose, *caches] if _closed_to_others(p)), None)
+        return WorkerView(expose, caches, why_not_uid="uid switching was not asked for", copies=copies)
+    copied = dict(copies)
+    blocked = next((p for p in [*expose, *caches] if p not in copied and _closed_to_others(p)), None)
     if blocked is not None:
         return WorkerView(expose, caches, why_not_uid=(
             f"{blocked} is not readable by other users, so the worker could not start as "
-            f"{UNPRIVILEGED_USER!r} (make it o+rx)"))
+            f"{UNPRIVILEGED_USER!r} (make it o+rx)"), copies=copies)
     uid, gid = _unprivileged_ids()
-    return WorkerView(expose, caches, uid, gid)
+    return WorkerView(expose, caches, uid, gid, copies=copies)
+
+
+def readable_copies(extra: tuple[str, ...], private_dir: str) -> tuple[tuple[str, str], ...]:
+    """Each regular file of `extra` that other users may not read, copied (mode 0644, owned
+    by the scorer) under `private_dir`/.readable: (the path it is bound at, the copy)."""
+    out = []
+    for i, p in enumerate(extra):
+        if not (os.path.isfile(p) and _closed_to_others(p)):
+            continue
+        folder = os.path.join(private_dir, ".readable", str(i))
+        os.makedirs(folder)
+        for d in (os.path.dirname(folder), folder):
+            os.chmod(d, 0o755)
+        copy = os.path.join(folder, os.path.basename(p))
+        shutil.copyfile(p, copy)
+        os.chmod(copy, 0o644)
+        out.append((os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)), copy))
+    return tuple(out)
 
 
 def _bind(source: str, target: str) -> str:
@@ -240,7 +266,8 @@ def root_script(view: WorkerView, root: str, private_dir: str) -> str:
             lines.append(_bind(d, root + d))
     lines.append(f"mkdir {q(root + '/proc')} {q(root + '/tmp')}; mount -t proc proc {q(root + '/proc')}")
     lines += _dev_script(root + "/dev")
-    lines += [_bind(p, root + p) for p in view.expose]
+    copied = dict(view.copies)
+    lines += [_bind(copied.get(p, p), root + p) for p in view.expose]
     # not recursive: `root` itself is a mount inside the private directory
     lines.append(f"mkdir -p {q(root + private_dir)}; mount --bind {q(private_dir)} {q(root + private_dir)}")
     for i, c in enumerate(view.caches):

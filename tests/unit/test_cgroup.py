@@ -125,3 +125,50 @@ def test_cgroups_left_by_a_killed_scorer_are_removed_with_what_is_in_them(tmp_pa
                     break
                 except OSError:   # the killed sleeper is reaped asynchronously
                     time.sleep(0.01)
+
+
+def test_a_candidate_worker_that_will_not_freeze_is_rejected_not_a_crash():
+    """The freeze timeout on the candidate's worker is a verdict (`candidate.unfreezable`); on
+    the trusted baseline's it stays the scorer's error (#39)."""
+    from types import SimpleNamespace
+
+    from perfbench.errors import CandidateRejected
+    from perfbench.isolation.cgroup import CgroupError
+    from perfbench.isolation.client import WorkerClient
+
+    class Stuck:
+        def freeze(self):
+            raise CgroupError("the cgroup did not freeze in time")
+
+    def client(untrusted: bool) -> WorkerClient:
+        c = WorkerClient.__new__(WorkerClient)
+        c.plan, c._frozen, c.untrusted, c.label = SimpleNamespace(cgroup=Stuck()), False, untrusted, "candidate"
+        return c
+
+    with pytest.raises(CandidateRejected) as err:
+        client(True).freeze()
+    assert err.value.reason == "candidate.unfreezable" and "did not freeze in time" in err.value.message
+    with pytest.raises(CgroupError):
+        client(False).freeze()
+
+
+@pytest.mark.parametrize("version", ["v2", "v1"])
+def test_a_worker_cgroup_limits_its_tasks(version):
+    """A fork bomb stops at PIDS_MAX: on a hybrid host (v2 without controllers) through a v1 pids
+    directory the worker joins too (#39: a candidate exhausted the host's pid space)."""
+    from perfbench.isolation.cgroup import PIDS_MAX
+
+    cg = _cgroup_or_skip(version)
+    try:
+        if cg.pids_missing:
+            pytest.skip(f"no pids controller here: {cg.pids_missing}")
+        assert cg.pids_max == PIDS_MAX
+        kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            cg.adopt(kid.pid)
+            assert kid.pid in cg.pids()
+        finally:
+            kid.kill()
+            kid.wait()
+    finally:
+        cg.remove()

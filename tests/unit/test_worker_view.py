@@ -112,3 +112,24 @@ def test_top_level_names_the_roots_entries(tmp_path):
     names = view.top_level("/tmp/perfbench-sandbox-x")
     assert {"work", "root", "tmp", "proc", "dev", "usr", "etc"} <= names
     assert not {"home", "opt", "srv", "var"} & names
+
+
+def test_a_file_closed_to_others_is_bound_from_a_readable_copy(tmp_path, monkeypatch):
+    """A candidate `tempfile` wrote (0600): the uid layer does not depend on it (#39)."""
+    from perfbench.isolation.worker_view import readable_copies
+
+    home = _home(tmp_path, monkeypatch)
+    secret = home / "project" / "cand.py"
+    secret.chmod(0o600)
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    copies = readable_copies((str(secret),), str(private))
+    [(path, copy)] = copies
+    assert path == str(secret) and open(copy).read() == secret.read_text()
+    assert os.stat(copy).st_mode & 0o777 == 0o644 and os.stat(os.path.dirname(copy)).st_mode & 0o777 == 0o755
+    view = plan_view((str(secret),), copies=copies)
+    assert view.uid not in (None, 0)
+    script = root_script(view, "/new-root", str(private))
+    assert f"mount --rbind {copy} /new-root{secret}" in script
+    assert f"mount --rbind {secret} " not in script
+    assert readable_copies((str(home / "project"),), str(private)) == ()   # a directory: not copied

@@ -1,0 +1,33 @@
+"""The workers' seccomp filter (isolation/syscall_filter.py), in a child process: a filter
+cannot be taken off the process that installs it."""
+import subprocess
+import sys
+
+import pytest
+
+from perfbench.isolation import syscall_filter
+
+CHILD = """
+import ctypes, os, platform, sys
+from perfbench.isolation.syscall_filter import _NATIVE, deny_keyrings, keyrings_denied
+before = keyrings_denied()
+installed = deny_keyrings()
+libc = ctypes.CDLL(None, use_errno=True)
+add_key = _NATIVE[platform.machine()][1][0]
+rc = libc.syscall(add_key, b"user", b"perfbench-test-key", b"x", 1, ctypes.c_long(-4))   # the user keyring
+add_errno = ctypes.get_errno()
+pid = os.fork()   # inherited by children
+if pid == 0:
+    os._exit(0 if keyrings_denied() else 1)
+_, status = os.waitpid(pid, 0)
+print(before, installed, keyrings_denied(), rc, add_errno, os.waitstatus_to_exitcode(status), os.getpid() > 0)
+"""
+
+
+@pytest.mark.skipif(syscall_filter._NATIVE.get(__import__("platform").machine()) is None, reason="no filter for this ABI")
+def test_keyrings_are_refused_once_the_filter_is_in_and_in_every_child():
+    out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True).stdout.split()
+    before, installed, after, rc, errno, child, alive = out
+    assert (before, installed, after) == ("False", "True", "True")
+    assert (rc, errno) == ("-1", "1")      # add_key: EPERM, nothing added
+    assert child == "0" and alive == "True"   # the child has it too; nothing else is refused
