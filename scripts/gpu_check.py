@@ -223,14 +223,18 @@ def main() -> int:
     def cmp(base_fn, cand_fn, tm, seed):
         r = perfbench.compare(base_fn, cand_fn, lambda s: (), device="cuda", timer=tm, seed=seed,
                               config=SamplerConfig(min_pairs=10, max_pairs=20, warmup_s=0.1, time_budget_s=5))
-        return {"speedup": r.speedup, "ci": list(r.ci), "abs_ln_s": abs(math.log(r.speedup)), "n": r.samples.n_pairs}
+        period = r.summary.period   # (#38: the first block of a pair against the second, removed from each ratio)
+        return {"speedup": r.speedup, "ci": list(r.ci), "abs_ln_s": abs(math.log(r.speedup)), "n": r.samples.n_pairs,
+                "first_over_second": period.first_over_second if period else None,
+                "period_p": period.p_value if period else None, "warnings": list(r.warnings)}
 
     step("two_x_10us_vs_5us", lambda: {"new": cmp(make_sleep(10), make_sleep(5), timer, 1),
                                        "old": cmp(make_sleep(10), make_sleep(5), old, 1)},
          lambda v: f"true 2.0: new {v['new']['speedup']:.3f}, old {v['old']['speedup']:.3f}")
     for us in (5, 50):
         step(f"aa_{us}us", lambda us=us: cmp(make_sleep(us), make_sleep(us), timer, 2),
-             lambda v: f"s={v['speedup']:.4f} CI [{v['ci'][0]:.4f}, {v['ci'][1]:.4f}] |ln s|={v['abs_ln_s']:.4f}")
+             lambda v: (f"s={v['speedup']:.4f} CI [{v['ci'][0]:.4f}, {v['ci'][1]:.4f}] |ln s|={v['abs_ln_s']:.4f} "
+                        f"first/second={v['first_over_second'] or float('nan'):.4f}"))
 
     x = torch.randn(1 << 16, device="cuda")
     y = torch.randn(1 << 16, device="cuda")
