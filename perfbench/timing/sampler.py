@@ -195,6 +195,7 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
     sides = {BASELINE: baseline, "candidate": candidate}
     limit = cfg.max_pairs + cfg.max_pairs % _PAIR_STEP
     orders = pair_orders(seed, limit)
+    first = [order[0] == BASELINE for order in orders]   # per pair: did the baseline run first
     base_ns: list[float] = []
     cand_ns: list[float] = []
     conditions: list[dict] = []
@@ -226,7 +227,7 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
         if bigger is not None:   # the pairs so far ran blocks below the floor: start again
             iters, base_ns, cand_ns, conditions, i = bigger, [], [], [], 0
             continue
-        estimate = stats.quick_ci(base_ns, cand_ns, tuple(o[0] == BASELINE for o in orders[:i]), cfg.confidence)
+        estimate = stats.quick_ci(base_ns, cand_ns, first[:i], cfg.confidence)
         if i >= cfg.min_pairs and i % _PAIR_STEP == 0:
             if estimate is not None and estimate.rel_half_width <= cfg.target_rel_ci:
                 stop_reason = "ci_target"
@@ -238,4 +239,4 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
             break
     return PairedSamples(baseline_ns=tuple(base_ns), candidate_ns=tuple(cand_ns),
                          iters_per_block=iters, stop_reason=stop_reason, conditions=tuple(conditions),
-                         discarded_throttled=discarded, baseline_first=tuple(o[0] == BASELINE for o in orders[:i]))
+                         discarded_throttled=discarded, baseline_first=tuple(first[:i]))

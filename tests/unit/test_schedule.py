@@ -42,8 +42,9 @@ class HostSide:
 
 
 def _scorer_work_marks(monkeypatch, host: PeriodHost) -> None:
-    """Every statistic the sampler computes between blocks is scorer work."""
-    for name in ("summarize", "bootstrap_ci", "median_speedup", "order_statistic_ci"):
+    """Every statistic the sampler computes between blocks is scorer work: the old sampler's
+    bootstrap (summarize) and the new one's quick stop check (quick_ci)."""
+    for name in ("summarize", "bootstrap_ci", "median_speedup", "quick_ci"):
         real = getattr(stats, name, None)
         if real is not None:
             monkeypatch.setattr(stats, name, lambda *a, _real=real, **k: host.work() or _real(*a, **k))
