@@ -169,6 +169,8 @@ MUTATIONS = [
     M("workers keep the kernel keyrings", "perfbench/isolation/hardening.py",
       "    _bound_file_sizes()\n    deny_keyrings()", "    _bound_file_sizes()",
       ["tests/adversarial/test_exploits.py::test_the_kernel_keyring_carries_nothing_from_one_score_to_the_next"]),
+    M("the keyring filter misses the x32 entry points", "perfbench/isolation/syscall_filter.py",
+      "_X32_BIT = 0x40000000", "_X32_BIT = 0x7FFFFFFF", ["tests/unit/test_syscall_filter.py"]),
     M("no pids limit on a v2 cgroup of a hybrid host", "perfbench/isolation/cgroup.py",
       "            cg._dirs[\"pids\"] = own\n            _write(own / \"pids.max\", str(PIDS_MAX))",
       "            cg._dirs[\"pids\"] = own", ["tests/unit/test_cgroup.py"]),
