@@ -9,12 +9,17 @@ Two arenas per worker (CPU timing protocol, docs/security.md):
   (`read_process_memory`): nothing the worker does after replying can change them.
 
 Both are memfds created by the scorer and inherited by the worker; sparse, so an arena sized for
-the largest block costs memory only for the pages written.
+the largest block costs memory only for the pages written.  The worker holds them read-write, so
+both are sealed against shrinking (and against further seals) before it starts: a candidate that
+truncated one made the scorer's next access to its own mapping die of SIGBUS (#39).  Growing stays
+allowed, as the scorer grows them for larger blocks; a candidate that grows one only spends memory
+its own cgroup is charged for.
 """
 from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import functools
 import math
 import mmap
@@ -41,7 +46,10 @@ class SharedArena:
     """A memfd mapped in this process; the worker maps the same fd."""
 
     def __init__(self, name: str):
-        self.fd = os.memfd_create(f"perfbench-{name}", 0)   # inheritable only through pass_fds
+        self.fd = os.memfd_create(f"perfbench-{name}", os.MFD_ALLOW_SEALING)   # inheritable only through pass_fds
+        # F_SEAL_SEAL too: the worker could otherwise add F_SEAL_GROW, and the scorer's next
+        # resize would fail.
+        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
         self.size = 0
         self._map: mmap.mmap | None = None
 
@@ -52,7 +60,8 @@ class SharedArena:
             return
         if self._map is not None:
             self._map.close()
-        os.ftruncate(self.fd, nbytes)
+        if os.fstat(self.fd).st_size < nbytes:   # (the worker may have grown it; it cannot shrink)
+            os.ftruncate(self.fd, nbytes)
         self._map = mmap.mmap(self.fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         self.size = nbytes
 
