@@ -24,6 +24,7 @@ import functools
 import math
 import mmap
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,10 +207,43 @@ def table_records(arena: SharedArena, k: int, n_outputs: int) -> np.ndarray:
     return a.reshape(max(1, n_outputs), RECORD_INTS).copy()
 
 
-def read_process_memory(pid: int, address: int, nbytes: int) -> torch.Tensor:
+class MemoryReadTimeout(TimeoutError):
+    """A read of a worker's memory that did not complete in time (it is still blocked)."""
+
+
+def read_process_memory(pid: int, address: int, nbytes: int, timeout_s: float | None = None) -> torch.Tensor:
     """`nbytes` at `address` in process `pid` (which must be stopped for the read to mean
     anything), as a new uint8 tensor.  Needs ptrace access: the scorer is the worker's ancestor
     and, here, root.
+
+    With `timeout_s`, a read that has not completed by then raises `MemoryReadTimeout`.  A page
+    the worker registered with userfaultfd blocks the read until someone serves the fault, and a
+    frozen worker never does (#39: measured, the read hung until the worker was killed).  The
+    read then runs on a thread, left blocked: the caller kills the worker, which ends it.
+    Workers cannot make such pages (syscall_filter.py refuses userfaultfd); this is the backstop.
+    """
+    if timeout_s is None:
+        return _read(pid, address, nbytes)
+    result: list = []
+
+    def read() -> None:
+        try:
+            result.append(_read(pid, address, nbytes))
+        except Exception as exc:  # noqa: BLE001 - raised again in the caller's thread
+            result.append(exc)
+
+    reader = threading.Thread(target=read, name="perfbench-memory-read", daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    if not result:
+        raise MemoryReadTimeout(f"reading {nbytes} bytes at {address:#x} took over {timeout_s:g} s")
+    if isinstance(result[0], Exception):
+        raise result[0]
+    return result[0]
+
+
+def _read(pid: int, address: int, nbytes: int) -> torch.Tensor:
+    """read_process_memory without a deadline.
 
     process_vm_readv(2) copies straight into the tensor: 3.0 ms for 16 MB on the Intel host,
     against 6.7 ms for pread of /proc/PID/mem and two more copies to make a tensor of its bytes

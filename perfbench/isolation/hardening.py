@@ -78,11 +78,12 @@ def drop_working_directory_from_path() -> None:
 def harden_process(keep: set[int]) -> None:
     """Before anything else runs in a worker (or the zygote every worker is forked from): only
     the fds it was given, freed memory kept in the heap, files bounded, no writable directory on
-    sys.path, no kernel keyrings (syscall_filter.py; the probe records whether it holds)."""
-    from .syscall_filter import deny_keyrings
+    sys.path, no kernel keyrings and no userfaultfd (syscall_filter.py; the probe records
+    whether it holds)."""
+    from .syscall_filter import deny_syscalls
 
     drop_working_directory_from_path()
     close_other_fds(keep)
     _keep_freed_memory_in_heap()
     _bound_file_sizes()
-    deny_keyrings()
+    deny_syscalls()

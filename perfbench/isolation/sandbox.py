@@ -39,7 +39,7 @@ from .procfs import owner_gone, owner_tag
 from .worker_view import WorkerView, plan_view, readable_copies, root_script, setpriv_user_args, under
 
 LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "minimal_root", "readonly_fs", "uid",
-          "no_new_privs", "caps_dropped", "no_keyrings")
+          "no_new_privs", "caps_dropped", "no_keyrings", "no_userfaultfd")
 
 # sh: join the cgroup(s) named before "--", then exec the rest.  `$$` is this very process, so
 # the worker and all it ever forks are in the cgroup from their first instruction on.
@@ -263,6 +263,9 @@ def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
         # add_key/request_key/keyctl refused (syscall_filter.py): the uid's keyring outlives
         # every namespace, so it was a channel between candidates
         "no_keyrings": probe.get("keyrings_denied") is True,
+        # userfaultfd refused: a page registered with it blocks the scorer's reads of the
+        # frozen worker's memory (the reads also have a deadline, arena.read_process_memory)
+        "no_userfaultfd": probe.get("userfaultfd_denied") is True,
     }
     missing = list(plan.missing)   # layers that could not be set up, and why
     planned = {"cgroup": plan.cgroup is not None, "cpuset": cpus is not None, "uid": wanted_uid is not None}
@@ -279,9 +282,10 @@ def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
 def probe() -> dict[str, Any]:
     """What a worker sees of its own process.  Runs in the worker before any task code loads,
     so the candidate cannot have shaped it."""
-    from .syscall_filter import keyrings_denied
+    from .syscall_filter import keyrings_denied, userfaultfd_denied
 
-    out: dict[str, Any] = {"pid": os.getpid(), "uid": os.getuid(), "keyrings_denied": keyrings_denied()}
+    out: dict[str, Any] = {"pid": os.getpid(), "uid": os.getuid(), "keyrings_denied": keyrings_denied(),
+                           "userfaultfd_denied": userfaultfd_denied()}
     try:
         out["root_entries"] = sorted(os.listdir("/"))
     except OSError:

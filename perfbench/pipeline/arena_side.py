@@ -30,7 +30,8 @@ import torch
 from ..correctness import OutputRecord, Tolerance, record_of
 from ..errors import CandidateRejected
 from ..isolation.arena import (DTYPES, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, MAX_DIMS,
-                               BlockLayout, read_process_memory, table_bytes, table_records)
+                               BlockLayout, MemoryReadTimeout, read_process_memory, table_bytes,
+                               table_records)
 from ..isolation.client import WorkerClient
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
@@ -250,7 +251,11 @@ class ArenaSide:
             raise CandidateRejected("correctness.shape", f"timed iteration {k}: output of shape {list(shape)} "
                                     f"has {numel} elements")
         try:
-            raw = read_process_memory(self.client.worker_pid, int(r[1]), nbytes)
+            raw = read_process_memory(self.client.worker_pid, int(r[1]), nbytes, timeout_s=self.timeout_s)
+        except MemoryReadTimeout as exc:
+            self.client.kill()   # (its death is what ends the blocked read)
+            raise CandidateRejected("tamper.protocol", f"timed iteration {k}: output memory unreadable: "
+                                    f"{exc}") from None
         except OSError as exc:
             raise CandidateRejected("tamper.protocol", f"timed iteration {k}: output memory unreadable "
                                     f"at the reported address ({exc})") from None

@@ -56,3 +56,81 @@ def test_an_unmapped_address_is_an_oserror(child):
     pid, _ = child
     with pytest.raises(OSError):
         arena.read_process_memory(pid, 4096, 64)   # page 1: never mapped
+
+
+UFFD_CHILD = """
+import ctypes, mmap, os, struct, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+fd = libc.syscall(323, os.O_CLOEXEC | os.O_NONBLOCK)   # userfaultfd (x86_64)
+if fd < 0:
+    print(-1, flush=True)
+    time.sleep(60)
+api = ctypes.create_string_buffer(struct.pack("QQQ", 0xAA, 0, 0))
+assert libc.ioctl(fd, ctypes.c_ulong(0xC018AA3F), api) == 0                # UFFDIO_API
+page = mmap.mmap(-1, 4096)
+address = ctypes.addressof(ctypes.c_char.from_buffer(page))
+reg = ctypes.create_string_buffer(struct.pack("QQQQ", address, 4096, 1, 0))  # MODE_MISSING
+libc.madvise(ctypes.c_void_p(address), ctypes.c_size_t(4096), 4)           # MADV_DONTNEED: missing again
+assert libc.ioctl(fd, ctypes.c_ulong(0xC020AA00), reg) == 0                # UFFDIO_REGISTER
+print(address, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(__import__("platform").machine() != "x86_64", reason="the child uses x86_64's syscall number")
+def test_a_read_of_a_page_nobody_serves_ends_at_its_deadline():
+    """#39: a page registered with userfaultfd (and never served) blocked the scorer's read for
+    good.  With a deadline the read raises MemoryReadTimeout; killing the process ends it."""
+    import threading
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", UFFD_CHILD], stdout=subprocess.PIPE, text=True)
+    try:
+        address = int(proc.stdout.readline())
+        if address < 0:
+            pytest.skip("userfaultfd refused to this test's process")
+        t0 = time.monotonic()
+        with pytest.raises(arena.MemoryReadTimeout):
+            arena.read_process_memory(proc.pid, address, 64, timeout_s=0.3)
+        assert time.monotonic() - t0 < 2
+        readers = [t for t in threading.enumerate() if t.name == "perfbench-memory-read"]
+        assert readers, "the blocked read is left on its thread"
+    finally:
+        proc.kill()
+        proc.wait()
+    for t in readers:
+        t.join(5)
+        assert not t.is_alive()   # the process's death ended it
+
+
+def test_a_timed_output_read_past_its_deadline_kills_the_worker_and_rejects(monkeypatch):
+    """The scorer's side (pipeline/arena_side.py): the read gets the call's timeout, and one that
+    does not end in it is `tamper.protocol`, with the worker killed (which ends the read)."""
+    import numpy as np
+
+    from perfbench.errors import CandidateRejected
+    from perfbench.pipeline import arena_side
+
+    class Client:
+        worker_pid, killed = 12345, 0
+        input_arena = type("Arena", (), {"size": 4096})()
+
+        def kill(self):
+            self.killed += 1
+
+    seen = {}
+
+    def blocked(pid, address, nbytes, timeout_s=None):
+        seen["timeout_s"] = timeout_s
+        raise arena.MemoryReadTimeout(f"reading {nbytes} bytes at {address:#x} took over {timeout_s:g} s")
+
+    monkeypatch.setattr(arena_side, "read_process_memory", blocked)
+    client = Client()
+    side = arena_side.ArenaSide(client, None, None, [torch.zeros(4)], 1 << 40, 7.5)
+    record = np.zeros(arena.RECORD_INTS, dtype=np.int64)
+    record[0], record[1] = arena.KIND_EXPECTED, 1 << 20
+    with pytest.raises(CandidateRejected) as exc:
+        side._read_output(record, torch.zeros(4), 3)
+    assert exc.value.reason == "tamper.protocol" and "took over 7.5 s" in exc.value.message
+    assert seen["timeout_s"] == 7.5 and client.killed == 1
