@@ -37,7 +37,10 @@ RECORD_INTS = 4 + 2 * MAX_DIMS
 # KIND_STRUCTURE: the call returned another number of outputs (the count is in the address field).
 # KIND_EXPECTED: an exact, contiguous CPU tensor of the expected dtype and shape; only its
 # address is recorded (the common case, kept cheap because it is inside the timed window).
-KIND_MISSING, KIND_TENSOR, KIND_OTHER, KIND_TOO_MANY_DIMS, KIND_STRUCTURE, KIND_EXPECTED = 0, 1, 2, 3, 4, 5
+# KIND_DEVICE: an exact, strided tensor on another device than the CPU (meta, cuda, ...): its
+# dtype, shape and strides, and in the address field the index of its device type in DEVICES.
+KIND_MISSING, KIND_TENSOR, KIND_OTHER, KIND_TOO_MANY_DIMS, KIND_STRUCTURE, KIND_EXPECTED, KIND_DEVICE = range(7)
+DEVICES = ("meta", "cuda", "other")
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
           torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)
 DTYPE_CODE = {d: i for i, d in enumerate(DTYPES)}

@@ -10,6 +10,13 @@ Two hierarchies are supported, v2 preferred:
   `cgroup.freeze`, `cgroup.events`, `cpu.stat`, `cgroup.kill` are core files, no controller needed;
 - cgroup v1: the `freezer`, `cpuacct` and (optional) `pids` controllers, one directory in each.
 
+Every worker's cgroup also limits its tasks (`PIDS_MAX`) and its memory (`worker_memory_max()`:
+anonymous memory, memfds, tmpfs and page cache all count), with v2's controllers or, where the
+v2 tree has none (a hybrid host), v1 directories the worker joins as well.  A limit that cannot
+be set is named in `pids_missing` / `memory_missing`, and so in the verdict's missing layers.
+The v1 memory directory is made under the scorer's own memory cgroup, so a worker's memory
+counts against whatever limit the scorer's container has, too.
+
 When the task pins its cores, the cgroup also gets a cpuset with exactly those cores (v2
 `cpuset.cpus` where the controller is enabled for it, else the v1 `cpuset` controller beside
 either hierarchy): the worker may change its own affinity, but never to a core outside the set,
@@ -37,6 +44,10 @@ from .procfs import owner_gone, owner_tag
 
 _FREEZE_TIMEOUT_S = 5.0
 PIDS_MAX = 4096   # v1 pids controller: a fork bomb stops here
+# A worker may use this share of the memory the scorer may (the host's, or its own cgroup's
+# limit where lower): the scorer, the other side and the host keep the rest (#39: a candidate
+# held 20 GB in memfds on a 24 GB host and squeezed the baseline's page cache).
+MEMORY_SHARE = 0.5
 # perfbench-<label>-<scorer's pid namespace>-<scorer pid>-<token>: a pid is only looked up in
 # the namespace it belongs to (scorers in other containers may share the hierarchy).
 _NAME = re.compile(r"^perfbench-.+-(\d+)-(\d+)-[0-9a-f]{8}$")
@@ -65,6 +76,48 @@ def _own_v2_path() -> str:
     return "/"
 
 
+def _own_v1_path(controller: str) -> str:
+    """This process's cgroup in the v1 hierarchy that has `controller`."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if controller in controllers.split(","):
+                    return path or "/"
+    except (OSError, ValueError):
+        pass
+    return "/"
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def worker_memory_max(v1_memory: str | None = None, v2_mount: str | None = None) -> int:
+    """The memory limit of one worker: MEMORY_SHARE of what this scorer may use."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    own = [_read_int(Path(v1_memory) / _own_v1_path("memory").lstrip("/") / "memory.limit_in_bytes")
+           if v1_memory else None,
+           _read_int(Path(v2_mount) / _own_v2_path().lstrip("/") / "memory.max") if v2_mount else None]
+    return int(MEMORY_SHARE * min([total] + [x for x in own if x]))
+
+
+def _oom_kills(path: Path) -> int:
+    """The `oom_kill` count of a v2 memory.events or v1 memory.oom_control file (0 if none)."""
+    try:
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def _write(path: Path, value: str) -> None:
     with open(path, "w") as f:
         f.write(value)
@@ -81,6 +134,8 @@ class WorkerCgroup:
         self.cpuset_missing = cpuset_missing   # why there is no cpuset though cores were asked for
         self._cpuset_file: Path | None = None  # where `hold_cpus` writes them
         self.pids_missing = ""      # why no pids limit holds its processes (a fork bomb stops at PIDS_MAX)
+        self.memory_missing = ""    # why no memory limit holds them
+        self._memory_files: tuple[Path, Path] | None = None   # (its limit, its OOM kill counter)
 
     @property
     def pids_max(self) -> int | None:
@@ -90,6 +145,15 @@ class WorkerCgroup:
             return int((d / "pids.max").read_text())
         except (OSError, ValueError, TypeError):
             return None
+
+    @property
+    def memory_max(self) -> int | None:
+        """The kernel's memory limit on this cgroup, as its memory controller reads it."""
+        return None if self._memory_files is None else _read_int(self._memory_files[0])
+
+    def oom_kills(self) -> int:
+        """Processes of this cgroup the kernel killed for going over its memory limit."""
+        return 0 if self._memory_files is None else _oom_kills(self._memory_files[1])
 
     def hold_cpus(self) -> None:
         """Narrow the cpuset to `cpus`: the kernel moves every thread in the cgroup there."""
@@ -113,7 +177,8 @@ class WorkerCgroup:
 
     def describe(self) -> str:
         cpuset = f", cpuset {','.join(map(str, self.cpus))}" if self.cpus is not None else ""
-        return f"{self.kind}:{next(iter(self._dirs.values()))}{cpuset}"
+        memory = f", memory {self.memory_max / 2**30:.1f} GiB" if self.memory_max else ""
+        return f"{self.kind}:{next(iter(self._dirs.values()))}{cpuset}{memory}"
 
     def pids(self) -> list[int]:
         d = next(iter(self._dirs.values()))   # every controller's directory holds the same processes
@@ -200,7 +265,7 @@ def _cpus_spec(cpus: tuple[int, ...]) -> str:
 
 
 def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: str | None,
-               v1_pids: str | None = None) -> WorkerCgroup:
+               v1_pids: str | None = None, v1_memory: str | None = None) -> WorkerCgroup:
     # The cpuset is created as wide as the parent's; create_worker_cgroup narrows it (hold_cpus).
     parent = Path(mount) / _own_v2_path().lstrip("/")
     sweep_stale(parent)
@@ -211,6 +276,7 @@ def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: 
         raise CgroupError(f"{parent} has no cgroup.freeze (kernel older than 5.2?)")
     cg = WorkerCgroup("v2", {"": d})
     _limit_pids_v2(cg, d, v1_pids)
+    _limit_memory(cg, d, v1_memory, mount)
     if cpus is not None:
         try:
             if "cpuset" in (d / "cgroup.controllers").read_text().split():
@@ -245,6 +311,33 @@ def _limit_pids_v2(cg: WorkerCgroup, d: Path, v1_pids: str | None) -> None:
             cg.pids_missing = "pids: no pids controller (v2: not in cgroup.controllers; no v1 pids mounted)"
     except OSError as exc:
         cg.pids_missing = f"pids: {exc}"
+
+
+def _limit_memory(cg: WorkerCgroup, v2_dir: Path | None, v1_memory: str | None, v2_mount: str | None = None) -> None:
+    """worker_memory_max() on the cgroup, swap included where the kernel counts it: v2's memory
+    controller, or a v1 memory directory under the scorer's own (which the worker joins as well).
+    Without either, `memory_missing` says so."""
+    limit = worker_memory_max(v1_memory, v2_mount)
+    try:
+        if v2_dir is not None and "memory" in (v2_dir / "cgroup.controllers").read_text().split():
+            _write(v2_dir / "memory.max", str(limit))
+            if (v2_dir / "memory.swap.max").exists():
+                _write(v2_dir / "memory.swap.max", "0")
+            cg._memory_files = (v2_dir / "memory.max", v2_dir / "memory.events")
+        elif v1_memory is not None:
+            parent = Path(v1_memory) / _own_v1_path("memory").lstrip("/")
+            sweep_stale(parent)
+            own = parent / cg.name
+            own.mkdir()
+            cg._dirs["memory"] = own
+            _write(own / "memory.limit_in_bytes", str(limit))
+            if (own / "memory.memsw.limit_in_bytes").exists():   # memory + swap: no more than memory
+                _write(own / "memory.memsw.limit_in_bytes", str(limit))
+            cg._memory_files = (own / "memory.limit_in_bytes", own / "memory.oom_control")
+        else:
+            cg.memory_missing = "memory: no memory controller (v2: not in cgroup.controllers; no v1 memory mounted)"
+    except OSError as exc:
+        cg.memory_missing = f"memory: {exc}"
 
 
 def _create_v1_cpuset(root: Path, name: str) -> Path:
@@ -282,6 +375,7 @@ def _create_v1(roots: dict[str, str], label: str, cpus: tuple[int, ...] | None) 
     cg = WorkerCgroup("v1", dirs)
     if "pids" not in dirs:
         cg.pids_missing = "pids: no v1 pids controller mounted"
+    _limit_memory(cg, None, roots.get("memory"))
     if cpus is not None:
         if "cpuset" not in roots:
             cg.cpuset_missing = "no v1 cpuset controller is mounted"
@@ -332,13 +426,13 @@ def _create(label: str, versions: tuple[str, ...], cpus: tuple[int, ...] | None)
     v1: dict[str, str] = {}
     for m, fstype, opts in mounts:
         if fstype == "cgroup":
-            for ctl in ("freezer", "cpuacct", "pids", "cpuset"):
-                if ctl in opts.split(",") and ("v1" in versions or ctl in ("cpuset", "pids")):
+            for ctl in ("freezer", "cpuacct", "pids", "cpuset", "memory"):
+                if ctl in opts.split(",") and ("v1" in versions or ctl in ("cpuset", "pids", "memory")):
                     v1.setdefault(ctl, m)
     errors = []
     for mount in v2:
         try:
-            return _create_v2(mount, label, cpus, v1.get("cpuset"), v1.get("pids")), ""
+            return _create_v2(mount, label, cpus, v1.get("cpuset"), v1.get("pids"), v1.get("memory")), ""
         except (OSError, CgroupError) as exc:
             errors.append(f"cgroup v2 at {mount}: {exc}")
     if "freezer" in v1 and "cpuacct" in v1:

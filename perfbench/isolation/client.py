@@ -2,14 +2,16 @@
 
 Every way a worker can fail becomes a `CandidateRejected` with a named reason:
 `candidate.timeout` (no answer in time; the worker is killed), `candidate.crashed` (killed by a
-signal, e.g. SIGSEGV), `candidate.exited` (called exit), `tamper.protocol` (an answer that is not
-a well-formed reply to this request).
+signal, e.g. SIGSEGV), `candidate.exited` (called exit), `resource.memory` (killed by the kernel
+for going over its cgroup's memory limit), `tamper.protocol` (an answer that is not a well-formed
+reply to this request).
 """
 from __future__ import annotations
 
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -32,6 +34,10 @@ if TYPE_CHECKING:
     from .fork_server import ForkServer
 
 MAX_BLOB_BYTES = 1 << 31
+MAX_MESSAGE_CHARS = 2000
+# The reason codes a worker may answer with: the candidate's own failures (what the worker raises:
+# candidate.raised, candidate.signature, tamper.timer_patched, ..., worker.error).
+CANDIDATE_REASON = re.compile(r"(candidate|tamper|correctness|output|worker)\.[a-z_]{1,40}")
 
 
 class WorkerClient:
@@ -164,11 +170,17 @@ class WorkerClient:
             self.kill()
             raise CandidateRejected("tamper.protocol", f"{self.label} answered a request it was not asked")
         if "error" in header:
-            reason, message = str(header["error"]), str(header.get("message", ""))
+            reason, message = header["error"], str(header.get("message", ""))[:MAX_MESSAGE_CHARS]
             if reason in ("usage", "worker.error") and not self.untrusted:
                 raise UsageError(f"{self.label}: {message}")
             if reason == "usage":
                 reason = "candidate.raised"
+            if not isinstance(reason, str) or not CANDIDATE_REASON.fullmatch(reason):
+                # The code is the candidate's to write: it may only blame the candidate (a code
+                # like `infra.retry` could get a caught cheat another roll from a harness).
+                self.kill()
+                raise CandidateRejected("tamper.protocol", f"{self.label} answered with the error code "
+                                        f"{str(reason)[:80]!r}")
             raise CandidateRejected(reason, f"{self.label}: {message}")
         return header, blobs
 
@@ -180,6 +192,12 @@ class WorkerClient:
             code = self.proc.returncode
         last = self.log_tail(400).strip().splitlines()
         said = f"; last output: {last[-1][:200]}" if last else ""
+        cgroup = self.plan.cgroup
+        if cgroup is not None and cgroup.oom_kills():   # the kernel killed it (or one of its processes)
+            limit = cgroup.memory_max
+            return CandidateRejected("resource.memory", f"{self.label} went over its memory limit "
+                                     f"({limit / 2**30:.1f} GiB) during '{op}'{said}" if limit else
+                                     f"{self.label} went over its memory limit during '{op}'{said}")
         if code is not None and code < 0:
             try:
                 name = signal.Signals(-code).name

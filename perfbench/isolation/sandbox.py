@@ -39,7 +39,7 @@ from .procfs import owner_gone, owner_tag
 from .worker_view import WorkerView, plan_view, readable_copies, root_script, setpriv_user_args, under
 
 LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "minimal_root", "readonly_fs", "uid",
-          "no_new_privs", "caps_dropped", "no_keyrings", "no_userfaultfd")
+          "no_new_privs", "caps_dropped", "no_keyrings", "no_userfaultfd", "private_tmpfs")
 
 # sh: join the cgroup(s) named before "--", then exec the rest.  `$$` is this very process, so
 # the worker and all it ever forks are in the cgroup from their first instruction on.
@@ -204,7 +204,8 @@ def _cgroup_missing(cgroup: WorkerCgroup | None, why: str, cpus: tuple[int, ...]
     if cgroup is None:
         return [f"cgroup: {why}"] + (["cpuset: no cgroup"] if cpus is not None else [])
     return (([f"cpuset: {cgroup.cpuset_missing}"] if cpus is not None and cgroup.cpus is None else [])
-            + ([cgroup.pids_missing] if cgroup.pids_missing else []))
+            + ([cgroup.pids_missing] if cgroup.pids_missing else [])
+            + ([cgroup.memory_missing] if cgroup.memory_missing else []))
 
 
 def plan_forked(zygote: SandboxPlan, label: str, cpus: tuple[int, ...] | None) -> SandboxPlan:
@@ -214,7 +215,7 @@ def plan_forked(zygote: SandboxPlan, label: str, cpus: tuple[int, ...] | None) -
     if zygote.cgroup is None:   # none to be had here, or the caller switched the sandbox off
         return dataclasses.replace(zygote, cpus=cpus, shares_private_dir=True)
     cgroup, why = create_worker_cgroup(label, cpus=cpus)
-    missing = [m for m in zygote.missing if not m.startswith(("cgroup:", "cpuset:", "pids:"))]
+    missing = [m for m in zygote.missing if not m.startswith(("cgroup:", "cpuset:", "pids:", "memory:"))]
     return dataclasses.replace(zygote, cgroup=cgroup, missing=tuple(missing + _cgroup_missing(cgroup, why, cpus)),
                                cpus=cpus, shares_private_dir=True)
 
@@ -266,6 +267,8 @@ def isolation_from_probe(probe: dict[str, Any], plan: SandboxPlan) -> Isolation:
         # userfaultfd refused: a page registered with it blocks the scorer's reads of the
         # frozen worker's memory (the reads also have a deadline, arena.read_process_memory)
         "no_userfaultfd": probe.get("userfaultfd_denied") is True,
+        # its private directory a size-bounded tmpfs: no disk, no writeback after the score
+        "private_tmpfs": ns and probe.get("private_fs") == "tmpfs",
     }
     missing = list(plan.missing)   # layers that could not be set up, and why
     planned = {"cgroup": plan.cgroup is not None, "cpuset": cpus is not None, "uid": wanted_uid is not None}
@@ -316,13 +319,16 @@ def probe() -> dict[str, Any]:
     except (OSError, AttributeError):
         pass
     visible: dict[str, bool] = {}   # mount point -> writable, for the mount on top (later lines cover earlier)
+    fstypes: dict[str, str] = {}
     try:
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
             parts = line.split()
             if len(parts) > 5:
                 visible[parts[4]] = "rw" in parts[5].split(",")
+                fstypes[parts[4]] = parts[parts.index("-") + 1] if "-" in parts[6:-1] else ""
     except OSError:
         pass
+    out["private_fs"] = fstypes.get(os.environ.get("PERFBENCH_SANDBOX_PRIVATE", ""))
     writable = {m for m, rw in visible.items() if rw}
     out["writable_mounts"] = sorted(writable - {"/proc"} - _overlay_targets())
     for ns in ("mnt", "ipc", "pid"):

@@ -111,8 +111,8 @@ class _WorkerState:
         """Each output's address (and, unless it is the expected contiguous tensor, its dtype,
         shape and strides) into the table.  Inside the timed window, so the common case costs
         one data_ptr() and one bulk write."""
-        from .arena import (DTYPE_CODE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR,
-                            KIND_TOO_MANY_DIMS, MAX_DIMS)
+        from .arena import (DEVICES, DTYPE_CODE, KIND_DEVICE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE,
+                            KIND_TENSOR, KIND_TOO_MANY_DIMS, MAX_DIMS)
 
         torch, tab, expected = self.torch, self.table, self.expected_meta
         n_out = len(expected)
@@ -137,13 +137,16 @@ class _WorkerState:
             if t is None:
                 tab[row:row + n_out, 0] = KIND_STRUCTURE
                 tab[row, 1] = count
-            elif type(t) is not torch.Tensor or t.device.type != "cpu" or t.layout != torch.strided:
+            elif type(t) is not torch.Tensor or t.layout != torch.strided:
                 tab[row, 0] = KIND_OTHER   # (a sparse tensor has no data_ptr to read)
             elif t.dim() > MAX_DIMS:
                 tab[row, 0] = KIND_TOO_MANY_DIMS
             else:
                 nd, r = t.dim(), tab[row]
-                r[0], r[1], r[2], r[3] = KIND_TENSOR, t.data_ptr(), DTYPE_CODE.get(t.dtype, -1), nd
+                on_cpu = t.device.type == "cpu"
+                where = t.data_ptr() if on_cpu else (DEVICES.index(t.device.type) if t.device.type in DEVICES
+                                                     else len(DEVICES) - 1)
+                r[0], r[1], r[2], r[3] = KIND_TENSOR if on_cpu else KIND_DEVICE, where, DTYPE_CODE.get(t.dtype, -1), nd
                 r[4:4 + nd] = t.shape
                 r[4 + MAX_DIMS:4 + MAX_DIMS + nd] = t.stride()
 
@@ -254,6 +257,20 @@ class _WorkerState:
                 del out
         return {"results": results}, blobs
 
+    def gate_call(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """One gate call (CPU): on the staged views of the input arena, which the scorer filled
+        while this process was frozen, after the memory the allocator hands out next was
+        poisoned; its outputs described in the table (row 0) like a timed call's, for the
+        scorer to read from this process's memory once it is frozen again.  Nothing this
+        process encodes decides the gate (#39)."""
+        self.last_block = ([], (), None)
+        self._poison(req["poison_bytes"], req["pattern"])
+        out = self._call(self.staged[1][0])
+        self._check_integrity()
+        self._describe_outputs([out])
+        self.last_block = ([out], (), None)   # alive until the scorer has read it
+        return {"ok": True}, []
+
     def prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         """Generate a block's fresh inputs; a separate request so the scorer's wall clock of
         'time' contains the calls and not the input generation."""
@@ -350,7 +367,7 @@ def serve(fd: int, arena_fds: tuple[int, ...]) -> None:
     from .sandbox import probe
 
     handlers = {"ping": lambda req: ({"ok": True}, []), "probe": lambda req: ({"ok": True, "probe": probe()}, []),
-                "load": state.load, "check": state.check,
+                "load": state.load, "check": state.check, "gate_call": state.gate_call,
                 "prepare": state.prepare, "time": state.time, "fetch": state.fetch,
                 "set_mode": state.set_mode, "profile": state.profile,
                 "map": state.map, "stage": state.stage, "run": state.run}

@@ -48,6 +48,9 @@ UNPRIVILEGED_USER = "nobody"
 _FALLBACK_ID = 65534   # nobody/nogroup on nearly every Linux
 # Shared by every program on the machine, never a user's or a task's files: bound whole.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+# The worker's private directory (its TMPDIR and cwd): a tmpfs this size at most, whose pages
+# count against its memory limit too.
+PRIVATE_DIR_BYTES = 2 << 30
 KERNEL_DIRS = ("/sys",)   # bound whole (CPU topology, PCI for CUDA); /proc and /dev made afresh
 # /dev is an allow-list too: a worker left at uid 0 (without capabilities, where the uid could
 # not switch) could still open the raw disk by owner permission and read any file's bytes.
@@ -268,16 +271,18 @@ def root_script(view: WorkerView, root: str, private_dir: str) -> str:
     lines += _dev_script(root + "/dev")
     copied = dict(view.copies)
     lines += [_bind(copied.get(p, p), root + p) for p in view.expose]
-    # not recursive: `root` itself is a mount inside the private directory
-    lines.append(f"mkdir -p {q(root + private_dir)}; mount --bind {q(private_dir)} {q(root + private_dir)}")
+    # The private directory is a tmpfs of its own, not the scorer's directory on disk: its size is
+    # bounded, its pages count against the worker's memory limit, and nothing the worker writes
+    # leaves dirty pages for the disk to write back while the next score is timed (#39).
+    owner = f",uid={view.uid},gid={view.gid}" if view.uid is not None else ""
+    lines.append(f"mkdir -p {q(root + private_dir)}; "
+                 f"mount -t tmpfs -o size={PRIVATE_DIR_BYTES},mode=700{owner} tmpfs {q(root + private_dir)}")
     for i, c in enumerate(view.caches):
-        upper, work = f"{private_dir}/.overlay/{i}/upper", f"{private_dir}/.overlay/{i}/work"
+        upper, work = f"{root}{private_dir}/.overlay/{i}/upper", f"{root}{private_dir}/.overlay/{i}/work"
         lines.append(f"mkdir -p {q(upper)} {q(work)} {q(root + c)}")
         lines.append(f"mount -t overlay overlay -o {q(f'lowerdir={c},upperdir={upper},workdir={work}')} {q(root + c)}")
         if view.uid is not None:   # copies the cache up into the overlay: ~1 MB, a few ms here
             lines.append(f"chown -R {view.uid}:{view.gid} {q(root + c)}")
-    if view.uid is not None:
-        lines.append(f"chown {view.uid}:{view.gid} {q(private_dir)}")
     return "".join(line + "\n" for line in lines)
 
 

@@ -29,7 +29,8 @@ import torch
 
 from ..correctness import OutputRecord, Tolerance, record_of
 from ..errors import CandidateRejected
-from ..isolation.arena import (DTYPES, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, MAX_DIMS,
+from ..isolation.arena import (DEVICES, DTYPES, KIND_DEVICE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR,
+                               MAX_DIMS,
                                BlockLayout, MemoryReadTimeout, read_process_memory, table_bytes,
                                table_records)
 from ..isolation.client import WorkerClient
@@ -207,6 +208,24 @@ class ArenaSide:
             return self.check_fraction
         return min(1.0, max(self.check_fraction, self.check_budget * wall_ns / statistics.median(self.check_ns)))
 
+    # -- the gate's calls (CPU) ------------------------------------------------------------------
+    def gate_call(self, inputs: tuple, poison_bytes: int, pattern: int,
+                  like: list) -> tuple[list[OutputRecord], list[OutputRecord]]:
+        """One untimed call on `inputs` (the scorer's), for the gate: written into the arena
+        while the worker is frozen, the memory it allocates next poisoned with `pattern`; its
+        outputs read from the frozen worker at the table's addresses, its inputs from the arena,
+        as a timed iteration's are.  `like`: the reference's outputs for these inputs (they
+        bound what an output may span).  The same staged views serve every call of a size, so a
+        cache keyed on an input's identity or address sees new values at the same address."""
+        layout = BlockLayout.of([inputs])
+        self._stage(layout)
+        self.client.freeze()
+        layout.write(self.client.input_arena, [inputs])
+        self.client.request("gate_call", self.timeout_s, poison_bytes=poison_bytes, pattern=pattern)
+        self.client.freeze()
+        outs = self._outputs_of(0, "gate call", _span_limit(like))
+        return outs, [record_of(x) for x in layout.read(self.client.input_arena, 0)]
+
     # -- timed-output checks ----------------------------------------------------------------------
     def _check(self, block: list[tuple], layout: BlockLayout) -> None:
         k = secrets.randbelow(len(block))   # chosen after the block ran, while the worker is frozen
@@ -218,46 +237,54 @@ class ArenaSide:
         if fails:
             raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")
 
-    def _outputs_of(self, k: int) -> list[OutputRecord]:
+    def _outputs_of(self, k: int, where: str | None = None, limit: int | None = None) -> list[OutputRecord]:
+        """Iteration k's outputs, as the table describes them, read from the frozen worker.
+        `where` names the call in a rejection; `limit` bounds an output's bytes and elements
+        (default: from the timed size's outputs)."""
         n = len(self.expected)
+        where = where or f"timed iteration {k}"
+        limit = limit if limit is not None else _span_limit(self.expected)
         recs = table_records(self.client.output_table, k, n)
         if recs[0, 0] == KIND_STRUCTURE:
-            raise CandidateRejected("output.structure", f"timed iteration {k}: {int(recs[0, 1])} outputs, expected {n}")
-        return [self._read_output(r, exp, k) for r, exp in zip(recs, self.expected)]
+            raise CandidateRejected("output.structure", f"{where}: {int(recs[0, 1])} outputs, expected {n}")
+        return [self._read_output(r, exp, where, limit) for r, exp in zip(recs, self.expected)]
 
-    def _read_output(self, r: np.ndarray, expected: torch.Tensor, k: int) -> OutputRecord:
-        """One output as the table describes it, its bytes read from the frozen worker."""
+    def _read_output(self, r: np.ndarray, expected: torch.Tensor, where: str, limit: int) -> OutputRecord:
+        """One output as the table describes it, its bytes read from the frozen worker.
+        (`expected`: the timed size's output in this place, which KIND_EXPECTED stands for.)"""
         if r[0] == KIND_OTHER:
             return OutputRecord("not a tensor (or not a strided one on the CPU)", "", (), (), "", False, None)
         if r[0] == KIND_EXPECTED:   # address only: the expected dtype and shape, contiguous
             dtype, shape, strides = expected.dtype, tuple(expected.shape), expected.contiguous().stride()
-        elif r[0] == KIND_TENSOR and 0 <= r[2] < len(DTYPES) and 0 <= r[3] <= MAX_DIMS:
+        elif r[0] in (KIND_TENSOR, KIND_DEVICE) and 0 <= r[2] < len(DTYPES) and 0 <= r[3] <= MAX_DIMS:
             dtype, nd = DTYPES[int(r[2])], int(r[3])
             shape = tuple(int(x) for x in r[4:4 + nd])
             strides = tuple(int(x) for x in r[4 + MAX_DIMS:4 + MAX_DIMS + nd])
+            if r[0] == KIND_DEVICE:   # no values to read: the device alone decides (correctness.device)
+                device = DEVICES[int(r[1])] if 0 <= r[1] < len(DEVICES) else "other"
+                return OutputRecord("Tensor", str(dtype).replace("torch.", ""), shape, strides, device, False, None)
         else:
-            raise CandidateRejected("output.structure", f"timed iteration {k}: an output is missing")
+            raise CandidateRejected("output.structure", f"{where}: an output is missing")
         if any(x < 0 for x in shape + strides):
-            raise CandidateRejected("tamper.protocol", f"timed iteration {k}: negative shape or stride")
+            raise CandidateRejected("tamper.protocol", f"{where}: negative shape or stride")
         numel = math.prod(shape)
         span = 0 if numel == 0 else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
         nbytes = span * dtype.itemsize
-        limit = 16 * sum(t.numel() * t.element_size() for t in self.expected) + 4096
         if nbytes > limit:
-            raise CandidateRejected("correctness.shape", f"timed iteration {k}: output spans {nbytes} bytes")
+            raise CandidateRejected("correctness.shape", f"{where}: output spans {nbytes} bytes")
         # Elements as well as bytes: a stride-0 view of a huge shape spans a few bytes, and the
         # scorer's own copy of it (below) would not fit in memory, or overflow (#39).
         if numel > limit:
-            raise CandidateRejected("correctness.shape", f"timed iteration {k}: output of shape {list(shape)} "
+            raise CandidateRejected("correctness.shape", f"{where}: output of shape {list(shape)} "
                                     f"has {numel} elements")
         try:
             raw = read_process_memory(self.client.worker_pid, int(r[1]), nbytes, timeout_s=self.timeout_s)
         except MemoryReadTimeout as exc:
             self.client.kill()   # (its death is what ends the blocked read)
-            raise CandidateRejected("tamper.protocol", f"timed iteration {k}: output memory unreadable: "
+            raise CandidateRejected("tamper.protocol", f"{where}: output memory unreadable: "
                                     f"{exc}") from None
         except OSError as exc:
-            raise CandidateRejected("tamper.protocol", f"timed iteration {k}: output memory unreadable "
+            raise CandidateRejected("tamper.protocol", f"{where}: output memory unreadable "
                                     f"at the reported address ({exc})") from None
         tensor = raw.view(dtype).as_strided(shape, strides) if numel else torch.empty(shape, dtype=dtype)
         if not tensor.is_contiguous():   # (the read is this process's own copy: a dense one is kept as it is)
@@ -266,3 +293,8 @@ class ArenaSide:
         aliases = nbytes > 0 and lo < self.input_base + self.client.input_arena.size and self.input_base < hi
         return OutputRecord("Tensor", str(dtype).replace("torch.", ""), shape, strides, "cpu", aliases, tensor)
 
+
+
+def _span_limit(outputs: list) -> int:
+    """The most bytes (and elements) an output may span: 16x what the reference's outputs hold."""
+    return 16 * sum(t.numel() * t.element_size() for t in outputs if hasattr(t, "numel")) + 4096

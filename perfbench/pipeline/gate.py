@@ -11,12 +11,14 @@ import numpy as np
 from ..correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
 from ..device.check import check_device
 from ..errors import CandidateRejected
+from ..isolation.arena import InputLayout
 from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
 from ..isolation.protocol import ProtocolError, decode_values
 from ..task_runtime import TaskProgram
 from ..tasks import TaskSpec, load_task
+from .arena_side import ARENA_SLACK, ArenaSide, map_arenas
 from .config import ScoreConfig
 from .sandboxes import candidate_files
 from .worker_side import verify_call
@@ -43,9 +45,16 @@ def load_side(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg
                    import_paths=[str(p.import_root) for p in packages])
 
 
-def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s: float) -> tuple[int, list[Failure]]:
+def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s: float,
+         side: ArenaSide | None = None) -> tuple[int, list[Failure]]:
     """Run the candidate on every size with fresh seeds, twice per input set (one call per
     poison pattern); compare in this process.
+
+    On the CPU (`side`, the candidate's arena side) each call is made like a timed one: the
+    scorer's inputs written into the arena, the outputs read from the frozen worker's memory, so
+    no value the candidate's process encodes decides the gate (#39: a candidate that replaced
+    the encoder passed with garbage outputs).  On CUDA the worker still encodes its outputs
+    (`check`): device memory is not the process's to read (docs/security.md, not defended yet).
 
     One call per request, so a call that hangs is killed after `timeout_s`, as `--timeout`
     promises, not after that times the number of calls.  The first call gets no more: it
@@ -68,6 +77,10 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
             poison_bytes = sum(t.numel() * t.element_size() for t in ref[0] if hasattr(t, "numel"))
             calls = []
             for pattern in POISON_PATTERNS:
+                if side is not None:
+                    outs, ins = side.gate_call(x, poison_bytes, pattern, ref[0])
+                    calls.append((outs, verify_call(program, x, outs, ins, tol, expected=ref)))
+                    continue
                 header, blobs = client.request("check", timeout_s, seeds=[seed], size=size,
                                                poison_bytes=poison_bytes, poisons=[pattern])
                 try:
@@ -122,7 +135,13 @@ def gate_only(task: str | Path, candidate: str | Path, config: ScoreConfig | Non
     with candidate_worker(spec, Path(candidate), cfg) as w:
         try:
             w.start(cfg.load_timeout_s)
+            side = None
+            if device == "cpu":   # the arenas mapped before any task code loads, as for a score
+                probe = program.make_inputs(probe_seed, spec.timed_size)
+                expected = program.reference(probe)
+                base = map_arenas(w, ARENA_SLACK * InputLayout.of(probe).stride, expected, 1, cfg.call_timeout_s)
+                side = ArenaSide(w, program, None, expected, base, cfg.call_timeout_s)
             load_side(w, spec, device, Path(candidate), cfg, init_seed, probe_seed)
-            return gate(w, program, seeds, cfg.call_timeout_s)
+            return gate(w, program, seeds, cfg.call_timeout_s, side)
         except CandidateRejected as exc:
             return 0, [Failure(exc.reason, exc.message)]

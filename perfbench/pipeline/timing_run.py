@@ -143,14 +143,15 @@ class TimingRun:
                 self.say("loading candidate")
                 load_side(cand, spec, su.device, su.cand_path, cfg, su.init_seed, su.probe_seed,
                           self.timing_mode or "events")
+                cand_side = make_cand_side()
                 if first:
                     self.say(f"correctness gate: {len(spec.sizes)} sizes x {len(gate_seeds)} seeds")
-                    self.checks, fails = gate(cand, su.program, gate_seeds, cfg.call_timeout_s)
+                    self.checks, fails = gate(cand, su.program, gate_seeds, cfg.call_timeout_s,
+                                              cand_side if isinstance(cand_side, ArenaSide) else None)
                     if fails:
                         return fails
                     if su.device.startswith("cuda"):
                         base["warnings"] += side_stream_gate(cand, spec, gate_seeds[0], cfg.call_timeout_s)
-                cand_side = make_cand_side()
                 done = sum(p.n_pairs for p in self.parts)
                 progress = (None if self.progress is None else
                             lambda i, summary: self.progress(done + i, summary))  # noqa: E731

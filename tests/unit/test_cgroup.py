@@ -172,3 +172,39 @@ def test_a_worker_cgroup_limits_its_tasks(version):
             kid.wait()
     finally:
         cg.remove()
+
+
+HOG = r'''
+import os, sys
+for f in sys.argv[1:]:
+    open(f, "w").write(str(os.getpid()))
+fd = os.memfd_create("hog")          # memfd pages: not in RSS, charged to the cgroup all the same
+os.ftruncate(fd, 512 << 20)
+import mmap
+m = mmap.mmap(fd, 512 << 20)
+for off in range(0, 512 << 20, 4096):
+    m[off] = 1
+print("survived", flush=True)
+'''
+
+
+@pytest.mark.parametrize("version", ["v2", "v1"])
+def test_a_worker_cgroup_limits_its_memory_and_counts_the_kill(version, monkeypatch):
+    """#39: the limit holds memfd pages too; the kernel's kill is counted, so the scorer can say
+    `resource.memory` rather than `candidate.crashed`.  (Made ~128 MiB here.)"""
+    from perfbench.isolation import cgroup
+
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert cgroup.worker_memory_max() <= cgroup.MEMORY_SHARE * total
+    monkeypatch.setattr(cgroup, "MEMORY_SHARE", (128 << 20) / total)
+    cg = _cgroup_or_skip(version)
+    try:
+        if cg.memory_missing:
+            pytest.skip(f"no memory controller here: {cg.memory_missing}")
+        assert abs(cg.memory_max - (128 << 20)) <= 1 << 20 and "memory 0.1 GiB" in cg.describe()
+        assert cg.oom_kills() == 0
+        hog = subprocess.run([sys.executable, "-c", HOG, *cg.procs_files], capture_output=True, text=True, timeout=60)
+        assert hog.returncode == -signal.SIGKILL and "survived" not in hog.stdout
+        assert cg.oom_kills() >= 1
+    finally:
+        cg.remove()

@@ -131,6 +131,6 @@ def test_a_timed_output_read_past_its_deadline_kills_the_worker_and_rejects(monk
     record = np.zeros(arena.RECORD_INTS, dtype=np.int64)
     record[0], record[1] = arena.KIND_EXPECTED, 1 << 20
     with pytest.raises(CandidateRejected) as exc:
-        side._read_output(record, torch.zeros(4), 3)
+        side._read_output(record, torch.zeros(4), "timed iteration 3", 1 << 20)
     assert exc.value.reason == "tamper.protocol" and "took over 7.5 s" in exc.value.message
     assert seen["timeout_s"] == 7.5 and client.killed == 1

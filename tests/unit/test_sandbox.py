@@ -27,7 +27,8 @@ GOOD_PROBE = {"pid": 1, "uid": 65534, "uids": [65534] * 4, "cgroups": ["/perfben
               "net_devices": ["lo"], "mount_ns_differs": True, "ipc_ns_differs": True, "pid_ns_differs": True,
               "writable_mounts": ["/dev/shm", "/tmp/perfbench-sandbox-x"], "no_new_privs": True, "cap_eff": 0,
               "cap_bnd": 0, "affinity_widened": [0], "root_entries": ["dev", "etc", "proc", "sys", "tmp", "usr"],
-              "keyrings_denied": True, "userfaultfd_denied": True}
+              "keyrings_denied": True, "userfaultfd_denied": True,
+              "private_fs": "tmpfs"}
 
 
 def test_complete_probe_records_every_layer():
@@ -43,6 +44,7 @@ def test_complete_probe_records_every_layer():
     ("uids", [65534, 0, 65534, 65534], "uid"), ("root_entries", ["dev", "etc", "home", "opt", "usr"], "minimal_root"),
     ("root_entries", None, "minimal_root"), ("affinity_widened", [0, 1], "cpuset"), ("affinity_widened", [], "cpuset"),
     ("keyrings_denied", False, "no_keyrings"), ("userfaultfd_denied", False, "no_userfaultfd"),
+    ("private_fs", "ext4", "private_tmpfs"),
 ])
 def test_a_layer_not_observed_is_named(key, value, layer):
     iso = isolation_from_probe(dict(GOOD_PROBE, **{key: value}), PLAN)

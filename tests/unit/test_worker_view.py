@@ -10,7 +10,7 @@ import pytest
 
 import perfbench
 from perfbench.isolation import worker_view
-from perfbench.isolation.worker_view import plan_view, root_script
+from perfbench.isolation.worker_view import PRIVATE_DIR_BYTES, plan_view, root_script
 
 
 @pytest.fixture
@@ -49,10 +49,12 @@ def test_the_root_holds_the_needed_paths_and_the_caches_as_overlays(tmp_path, mo
     assert "ln -s /proc/self/fd /p/.root/dev/fd\n" in script
     assert f"touch /p/.root{home}/project/cand.py; mount --rbind {home}/project/cand.py /p/.root{home}/project/cand.py\n" in script
     assert f"mkdir -p /p/.root{home}/project/task; mount --rbind {home}/project/task /p/.root{home}/project/task\n" in script
-    assert "mkdir -p /p/.root/p; mount --bind /p /p/.root/p\n" in script   # not recursive: the root is inside it
-    assert (f"lowerdir={home}/.cache/perfbench/torch_extensions,upperdir=/p/.overlay/0/upper,workdir=/p/.overlay/0/work "
-            f"/p/.root{home}/.cache/perfbench/torch_extensions\n") in script
-    assert view.uid not in (None, 0) and script.rstrip().endswith(f"chown {view.uid}:{view.gid} /p")
+    # the private directory: a tmpfs of bounded size owned by the worker's uid, not the scorer's on disk
+    assert view.uid not in (None, 0) and (f"mkdir -p /p/.root/p; mount -t tmpfs -o size={PRIVATE_DIR_BYTES},mode=700,"
+                                          f"uid={view.uid},gid={view.gid} tmpfs /p/.root/p\n") in script
+    assert "mount --bind /p " not in script
+    assert (f"lowerdir={home}/.cache/perfbench/torch_extensions,upperdir=/p/.root/p/.overlay/0/upper,"
+            f"workdir=/p/.root/p/.overlay/0/work /p/.root{home}/.cache/perfbench/torch_extensions\n") in script
     assert f"chown -R {view.uid}:{view.gid} /p/.root{home}/.cache/perfbench/torch_extensions" in script
     assert "/home" not in {p for p in view.expose}   # the home itself is never bound: not in the root
 
