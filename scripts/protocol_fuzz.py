@@ -36,10 +36,11 @@ def main() -> int:
             cand.write_text(text)
             t0 = time.monotonic()
             try:
-                proc = subprocess.run([str(Path(sys.executable).parent / "perfbench"), "score", str(TASK), str(cand), "--json",
+                # (`-m` from the repository: this checkout's perfbench, whatever the venv installed)
+                proc = subprocess.run([sys.executable, "-m", "perfbench.cli", "score", str(TASK), str(cand), "--json",
                                        "--quiet", "--pairs", "6", "--max-pairs", "6", "--processes", "1",
                                        "--timeout", str(args.timeout)],
-                                      capture_output=True, text=True, timeout=4 * args.timeout + 60)
+                                      capture_output=True, text=True, timeout=4 * args.timeout + 60, cwd=REPO)
                 rc, out, err = proc.returncode, proc.stdout, proc.stderr
             except subprocess.TimeoutExpired:
                 rc, out, err = "hang", "", ""
