@@ -1,10 +1,9 @@
 """perfbench: trustworthy kernel speedups."""
-__version__ = "0.2.0"
-
-from .errors import CandidateRejected, PerfbenchError, UsageError  # noqa: E402
-from .results import SCHEMA_VERSION, ComparisonResult, PairedSamples  # noqa: E402
-from .scoring import r_impl, r_perf  # noqa: E402
-from .timing.sampler import SamplerConfig  # noqa: E402
+from .errors import CandidateRejected, PerfbenchError, UsageError
+from .results import SCHEMA_VERSION, ComparisonResult, PairedSamples
+from .scoring import r_impl, r_perf
+from .timing.sampler import SamplerConfig
+from .version import __version__
 
 __all__ = ["compare", "r_perf", "r_impl", "SamplerConfig", "ComparisonResult", "PairedSamples",
            "SCHEMA_VERSION", "PerfbenchError", "UsageError", "CandidateRejected", "__version__"]

@@ -95,7 +95,7 @@ def write(key: str, entries: list, directory: Path | None = None) -> Path:
     """
     import datetime
 
-    from . import __version__
+    from .version import __version__
 
     d = directory or default_dir()
     d.mkdir(parents=True, exist_ok=True)

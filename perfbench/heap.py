@@ -25,45 +25,24 @@ host over three in-process scores of row_softmax's solution: RSS after each 296 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import functools
 from typing import Iterator
 
-# mallopt(3) parameters (malloc.h).
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_THRESHOLD = -3
+from . import host
+
 # Allocations below this come from the heap and are reused once freed; the heap is never trimmed
 # below this much free memory at its top.
 KEEP_BYTES = 1 << 30
 
 
-@functools.cache
-def _libc_function(name: str, argtypes: tuple, restype: type):
-    """A C library function, typed, or None where there is none.  dlopen(NULL): the process's own
-    symbols, libc's among them (ctypes.util.find_library would run ldconfig in a subprocess)."""
-    try:
-        fn = getattr(ctypes.CDLL(None), name, None)
-    except (OSError, TypeError):   # (no dlopen(NULL) on this platform)
-        return None
-    if fn is not None:
-        fn.argtypes, fn.restype = argtypes, restype
-    return fn
-
-
 def keep_freed_memory() -> bool:
     """Set glibc's mmap and trim thresholds for this process (idempotent).  False where the C
     library is not glibc (no `mallopt`), which only costs speed."""
-    mallopt = _libc_function("mallopt", (ctypes.c_int, ctypes.c_int), ctypes.c_int)
-    if mallopt is None:
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, KEEP_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, KEEP_BYTES))
+    return host.mallopt(host.M_MMAP_THRESHOLD, KEEP_BYTES) and host.mallopt(host.M_TRIM_THRESHOLD, KEEP_BYTES)
 
 
 def release_freed_memory() -> None:
     """Return the heap's free pages to the kernel (glibc's `malloc_trim`; elsewhere nothing)."""
-    trim = _libc_function("malloc_trim", (ctypes.c_size_t,), ctypes.c_int)
-    if trim is not None:
-        trim(0)
+    host.malloc_trim()
 
 
 @contextlib.contextmanager

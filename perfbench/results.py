@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from . import __version__, crossover, stats
+from . import crossover, stats
+from .version import __version__
 
 # 2: PairedSamples.processes (the worker process of each pair) and summary.stability.  Version 1
 # documents are still read: all their pairs came from one process.

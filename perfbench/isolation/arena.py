@@ -20,7 +20,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
-import functools
 import math
 import mmap
 import os
@@ -30,6 +29,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from .. import host
 
 MAX_DIMS = 8
 # One output-table record: kind, data_ptr, dtype code, ndim, shape[MAX_DIMS], strides[MAX_DIMS].
@@ -271,16 +272,9 @@ class _Iovec(ctypes.Structure):
     _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
 
 
-@functools.cache
 def _process_vm_readv():
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).process_vm_readv
-    except (AttributeError, OSError, TypeError):
-        return None
-    fn.restype = ctypes.c_ssize_t
-    fn.argtypes = [ctypes.c_int, ctypes.POINTER(_Iovec), ctypes.c_ulong, ctypes.POINTER(_Iovec), ctypes.c_ulong,
-                   ctypes.c_ulong]
-    return fn
+    return host.function("process_vm_readv", (ctypes.c_int, ctypes.POINTER(_Iovec), ctypes.c_ulong,
+                                              ctypes.POINTER(_Iovec), ctypes.c_ulong, ctypes.c_ulong), ctypes.c_ssize_t)
 
 
 def _vm_read(pid: int, address: int, out: torch.Tensor) -> int | None:
@@ -292,7 +286,7 @@ def _vm_read(pid: int, address: int, out: torch.Tensor) -> int | None:
     got = fn(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
     if got >= 0:
         return got
-    err = ctypes.get_errno()
+    err = host.errno()
     if err in (errno.ENOSYS, errno.EPERM):
         return None
     raise OSError(err, f"process_vm_readv at {address:#x}: {os.strerror(err)}")

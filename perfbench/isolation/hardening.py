@@ -6,18 +6,14 @@ from __future__ import annotations
 import os
 import sys
 
+from .. import host
+
 
 def _keep_freed_memory_in_heap() -> None:
     """Make glibc reuse freed blocks up to 32 MB (instead of fresh zeroed mmap pages), so that
     the poison written before a call is what an unwritten output contains.  Linux/glibc only."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, 32 << 20)   # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 512 << 20)  # M_TRIM_THRESHOLD
-    except (OSError, AttributeError):
-        pass
+    host.mallopt(host.M_MMAP_THRESHOLD, 32 << 20)
+    host.mallopt(host.M_TRIM_THRESHOLD, 512 << 20)
 
 
 def close_other_fds(keep: set[int]) -> None:
@@ -44,27 +40,17 @@ def _bound_file_sizes() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
 
 
-def _prctl(option: int, value: int) -> bool:
-    """prctl(option, value); True if it took effect (Linux/glibc)."""
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
 def set_dumpable(value: int) -> bool:
     """PR_SET_DUMPABLE: 0 closes this process's memory (/proc/<pid>/mem, ptrace, pidfd_getfd) to
     every process without CAP_SYS_PTRACE, same uid included."""
-    return _prctl(4, value)
+    return host.prctl(host.PR_SET_DUMPABLE, value) == 0
 
 
 def adopt_orphans() -> None:
     """PR_SET_CHILD_SUBREAPER: whatever the candidate double-forks is re-parented to this worker
     when its parent exits (not to the zygote, or the host's init), so the child-process
     tripwire sees it.  (A fresh sandboxed worker is its PID namespace's init, which does this.)"""
-    _prctl(36, 1)
+    host.prctl(host.PR_SET_CHILD_SUBREAPER, 1)
 
 
 def drop_working_directory_from_path() -> None:

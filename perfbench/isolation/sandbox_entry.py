@@ -28,10 +28,12 @@ import signal
 import subprocess
 from pathlib import Path
 
+from .. import host
+from ..host import (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, PR_CAPBSET_DROP, PR_GET_SECUREBITS,
+                    PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG)
+
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_GET_SECUREBITS, PR_SET_NO_NEW_PRIVS = 1, 24, 27, 38
-PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _CAPSET_SYSCALL = {"x86_64": 126, "aarch64": 91}   # capset(2); Python has no binding
 _CAPABILITY_V3 = 0x20080522
 CAP_SETS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
@@ -51,18 +53,18 @@ def unsupported() -> str | None:
 
 
 def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
+    lib = host.libc()
+    if lib is None:
+        raise SandboxEntryError("no C library to call (dlopen(NULL) failed)")
+    return lib
 
 
 def _call(rc: int, what: str) -> None:
     if rc != 0:
-        err = ctypes.get_errno()
-        raise SandboxEntryError(f"{what}: {os.strerror(err)}")
+        raise SandboxEntryError(f"{what}: {os.strerror(host.errno())}")
 
 
-def _prctl(option: int, *args: int) -> int:
-    padded = (list(args) + [0, 0, 0, 0])[:4]
-    return _libc().prctl(option, *padded)
+_prctl = host.prctl
 
 
 def enter_namespaces() -> None:

@@ -23,12 +23,12 @@ import ctypes
 import os
 import platform
 
+from .. import host
+
 # (AUDIT_ARCH of the native ABI, (add_key, request_key, keyctl, userfaultfd) syscall numbers)
 _NATIVE = {"x86_64": (0xC000003E, (248, 249, 250, 323)), "aarch64": (0xC00000B7, (217, 218, 219, 282))}
 _X32_BIT = 0x40000000
 
-_PR_SET_NO_NEW_PRIVS = 38
-_PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
 _RET_ALLOW = 0x7FFF0000
 _RET_EPERM = 0x00050000 | 1   # SECCOMP_RET_ERRNO | EPERM
@@ -68,39 +68,34 @@ def deny_syscalls() -> bool:
     native = _NATIVE.get(platform.machine())
     if native is None:
         return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        insns = _program(*native)
-        array = (_SockFilter * len(insns))(*(_SockFilter(*i) for i in insns))
-        prog = _SockFprog(len(insns), array)
-        # Unprivileged filters need no_new_privs (set by the sandbox already; harmless again).
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            return False
-        return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) == 0
-    except (OSError, AttributeError):
+    insns = _program(*native)
+    array = (_SockFilter * len(insns))(*(_SockFilter(*i) for i in insns))
+    prog = _SockFprog(len(insns), array)
+    # Unprivileged filters need no_new_privs (set by the sandbox already; harmless again).
+    if host.prctl(host.PR_SET_NO_NEW_PRIVS, 1) != 0:
         return False
+    return host.prctl(host.PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog)) == 0
+
+
+def _native_call(which: int, *args: object) -> int | None:
+    """Syscall `which` of the native ABI's list in _NATIVE, called; None where it cannot be."""
+    native = _NATIVE.get(platform.machine())
+    syscall = host.function("syscall")
+    return None if native is None or syscall is None else syscall(native[1][which], *args)
 
 
 def keyrings_denied() -> bool:
     """Whether this process's keyctl fails with EPERM (the filter holds), by a call that
     changes nothing: the id of the user keyring, not created if absent."""
-    native = _NATIVE.get(platform.machine())
-    if native is None:
-        return False
-    libc = ctypes.CDLL(None, use_errno=True)
-    rc = libc.syscall(native[1][2], _KEYCTL_GET_KEYRING_ID, ctypes.c_long(_KEY_SPEC_USER_KEYRING), 0)
-    return rc == -1 and ctypes.get_errno() == 1
+    rc = _native_call(2, _KEYCTL_GET_KEYRING_ID, ctypes.c_long(_KEY_SPEC_USER_KEYRING), 0)
+    return rc == -1 and host.errno() == 1
 
 
 def userfaultfd_denied() -> bool:
     """Whether this process's userfaultfd fails with EPERM (the filter holds, or the kernel
     refuses this unprivileged process anyway); a descriptor it did get is closed again."""
-    native = _NATIVE.get(platform.machine())
-    if native is None:
-        return False
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.syscall(native[1][3], _O_CLOEXEC_NONBLOCK)
-    if fd >= 0:
+    fd = _native_call(3, _O_CLOEXEC_NONBLOCK)
+    if fd is not None and fd >= 0:
         os.close(fd)
         return False
-    return ctypes.get_errno() == 1
+    return fd == -1 and host.errno() == 1

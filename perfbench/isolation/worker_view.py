@@ -40,8 +40,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import perfbench
-
 from ..native import build_root
 
 UNPRIVILEGED_USER = "nobody"
@@ -153,7 +151,7 @@ def needed_paths(extra: tuple[str, ...] = ()) -> list[str]:
     interpreter, its libraries, the venv, perfbench, the CUDA toolkit, and `extra` (the task's
     files, the candidate).  perfbench's checkout (the worker's PYTHONPATH) is reduced to the
     package: the tasks and the repository beside it stay out."""
-    package = str(Path(perfbench.__file__).resolve().parent)
+    package = str(Path(__file__).resolve().parents[1])   # perfbench/
     checkout = os.path.dirname(package)
     prefixes = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix]
     entries = [p for p in _interpreter_sys_path(sys.executable, os.environ.get("PYTHONPATH", ""))

@@ -9,10 +9,8 @@ gave 42 us in 8 of 8 processes.  Paired comparisons never needed it (both sides 
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+from .. import host
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD = 64 << 20   # allocations below this come from the heap, and are reused
 TRIM_THRESHOLD = 128 << 20  # free memory at the heap's top is kept up to this
 
@@ -20,12 +18,8 @@ TRIM_THRESHOLD = 128 << 20  # free memory at the heap's top is kept up to this
 def steady_heap() -> str:
     """Fix glibc's thresholds (turning off their drift).  Returns the policy now in force:
     "steady" or "system (why)"."""
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    if host.function("mallopt") is None:
         return "system (no glibc mallopt here)"
-    if mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) != 1 or mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1:
+    if not host.mallopt(host.M_MMAP_THRESHOLD, MMAP_THRESHOLD) or not host.mallopt(host.M_TRIM_THRESHOLD, TRIM_THRESHOLD):
         return "system (mallopt refused)"
     return "steady"

@@ -31,41 +31,18 @@ subtracted; a call that cannot be captured falls back to events (`candidate.not_
 from __future__ import annotations
 
 import time
-from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 from ..outputs import as_outputs
 from .checksum import digest, digestible
+from .gpu import GraphUnavailable, Gpu
 from .modes import EVENT_RESOLUTION_NS
 from .timers import BlockTiming
 
 # How long a held stream waits for the host.  Enqueuing one call takes microseconds to a few
 # milliseconds of Python; a call still not enqueued after this is waiting on the device itself.
 HOLD_TIMEOUT_S = 0.5
-
-
-class GraphUnavailable(Exception):
-    """The call could not be captured into a CUDA graph (it synchronises, allocates pinned host
-    memory, uses a stream it did not get from us, ...)."""
-
-
-class Gpu(Protocol):
-    """The device operations the timer uses (TorchGpu; FakeGpu in tests)."""
-
-    marking: bool   # mark_window_end launches its marker kernel only while this is set
-
-    def on_stream(self) -> AbstractContextManager: ...
-    def synchronize(self) -> None: ...
-    def reset_persisting_l2(self) -> None: ...
-    def hold(self) -> None: ...
-    def release(self) -> None: ...
-    def hold_timed_out(self) -> bool: ...
-    def record(self) -> Any: ...
-    def mark_window_end(self) -> None: ...
-    def elapsed_ns(self, start: Any, end: Any) -> float: ...
-    def capture(self, work: Callable[[], Any]) -> tuple[Any, Any]: ...
-    def replay(self, graph: Any) -> None: ...
-    def clock_mhz(self) -> float: ...
 
 
 class CudaEventTimer:

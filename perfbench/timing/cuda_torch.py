@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Callable
 
 from . import checksum, cuda_kernels
+from .gpu import GraphUnavailable
 
 # Cycles the clock probe spins: ~100 us at 2 GHz, long enough for the 1 us global timer.
 PROBE_CYCLES = 200_000
@@ -109,8 +110,6 @@ class TorchGpu:
         return start.elapsed_time(end) * 1e6
 
     def capture(self, work: Callable[[], Any]) -> tuple[Any, Any]:
-        from .cuda import GraphUnavailable
-
         torch = self._torch
         graph = torch.cuda.CUDAGraph()
         try:

@@ -1,0 +1,147 @@
+"""The layer contract (#40; docs/architecture.md): perfbench's modules form layers, and a module
+imports only from its own layer or those below, never in a cycle.  Every import counts, those
+inside functions too (a lazy import defers a dependency; it does not remove it).
+
+The layers, bottom to top:
+
+    0 core       errors, stats, scoring, tamper, results, crossover, version, host, heap, timing.stopping
+    1 task       tasks, task_runtime, loading, correctness, outputs, bench_configs, native, impl_*
+    2 timing     timing.*
+    3 device     device.*
+    4 isolation  isolation.*
+    5 pipeline   pipeline.*, selfcheck, batch, sparse, adapters, noise, report, termination
+    6 entry      perfbench (the API), cli*, pytest_plugin
+
+KNOWN lists the edges that break the contract today.  The test fails on any other, and on a
+KNOWN edge that is gone (take it off the list), so the list only shrinks.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "perfbench"
+LAYERS = {
+    0: ("errors", "stats", "scoring", "tamper", "results", "crossover", "version", "host", "heap", "timing.stopping"),
+    1: ("tasks", "task_runtime", "loading", "correctness", "outputs", "bench_configs", "native", "impl_tests",
+        "impl_plugin"),
+    2: ("timing",),
+    3: ("device",),
+    4: ("isolation",),
+    5: ("pipeline", "selfcheck", "batch", "sparse", "adapters", "noise", "report", "termination"),
+    6: ("", "cli", "cli_batch", "cli_output", "cli_scorch", "cli_tasks", "pytest_plugin"),
+}
+# (importer, imported) pairs that break the contract today; each one is a thing to fix.
+KNOWN = {
+    ("device.clocks", "isolation.procfs"),             # /proc reading belongs below both
+    ("device.environment", "isolation.cpu_threads"),   # the thread settings belong below both
+    ("tasks", "timing.modes"),                         # a task names a timing mode: the names belong in task
+}
+
+
+def modules() -> dict[str, Path]:
+    """'stats', 'timing.cuda', '' (the package itself), ... -> file."""
+    out = {}
+    for f in PACKAGE.rglob("*.py"):
+        parts = list(f.relative_to(PACKAGE).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = f
+    return out
+
+
+def imports(mods: dict[str, Path]) -> set[tuple[str, str]]:
+    """Every (importer, imported) pair of perfbench modules, relative and absolute imports."""
+    edges = set()
+    for name, f in mods.items():
+        package = name if f.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".") if package else []
+                    base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+                    target = ".".join(base + ([node.module] if node.module else []))
+                elif (node.module or "").split(".")[0] == "perfbench":
+                    target = node.module.partition(".")[2]
+                else:
+                    continue
+                for alias in node.names:   # `from . import stats` imports the module stats
+                    sub = f"{target}.{alias.name}" if target else alias.name
+                    edges.add((name, sub if sub in mods else target))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == "perfbench":
+                        edges.add((name, alias.name.partition(".")[2]))
+    return {(a, b) for a, b in edges if a != b and b in mods}
+
+
+def layer(module: str) -> int:
+    best = None
+    for rank, prefixes in LAYERS.items():
+        for p in prefixes:
+            if module == p or (p and module.startswith(p + ".")):
+                if best is None or len(p) > len(best[1]):
+                    best = (rank, p)
+    if best is None:
+        raise AssertionError(f"perfbench/{module.replace('.', '/')}: in no layer of tests/unit/test_layers.py")
+    return best[0]
+
+
+def cycles(edges: set[tuple[str, str]]) -> list[list[str]]:
+    """The import cycles: strongly connected components of more than one module (Tarjan)."""
+    graph: dict[str, list[str]] = {}
+    for a, b in sorted(edges):
+        graph.setdefault(a, []).append(b)
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_module_is_in_a_layer():
+    for m in modules():
+        layer(m)
+
+
+def test_no_import_cycles():
+    found = cycles(imports(modules()))
+    assert found == [], "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    upward = {(a, b) for a, b in imports(modules()) if layer(a) < layer(b)}
+    new = sorted(upward - KNOWN)
+    assert not new, "imports from a layer above: " + ", ".join(f"{a} -> {b}" for a, b in new)
+    gone = sorted(KNOWN - upward)
+    assert not gone, "fixed, take off KNOWN: " + ", ".join(f"{a} -> {b}" for a, b in gone)
+
+
+def test_the_contract_sees_a_cycle_and_an_upward_import():
+    """The checker itself: a made-up cycle and a made-up upward edge are found."""
+    assert cycles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
+    assert layer("stats") == 0 and layer("isolation.worker") == 4 and layer("") == 6
+    assert layer("timing.stopping") == 0 and layer("timing.cuda") == 2
