@@ -15,9 +15,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import click
 
-from . import __version__
+from .cli_batch import score_batch
+from .cli_output import write_json
+from .cli_scorch import scorch
+from .cli_tasks import tasks_group
 from .errors import EXIT_USAGE, PerfbenchError
 from .termination import handle_termination
+from .version import __version__
 
 
 class _Group(click.Group):
@@ -75,17 +79,6 @@ def _package_sources(option: str, values: tuple[str, ...]) -> tuple:
 
 def _log(silent: bool):
     return None if silent else (lambda msg: click.echo(f"perfbench: {msg}", err=True))
-
-
-def write_json(doc: dict, out: Path | None, to_stdout: bool) -> None:
-    """Write atomically (temp file + rename) so a failed run never leaves half a file."""
-    text = json.dumps(doc, indent=2, sort_keys=True)
-    if out is not None:
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(text + "\n")
-        tmp.replace(out)
-    if to_stdout:
-        click.echo(text)
 
 
 def _progress(quiet: bool):
@@ -356,10 +349,6 @@ def clocks_reset(device):
         raise EnvironmentUnavailable(f"cannot reset clocks: {why}")
     click.echo(reset_stale(nvml, bus))
 
-
-from .cli_batch import score_batch  # noqa: E402 - registered after main exists
-from .cli_scorch import scorch  # noqa: E402
-from .cli_tasks import tasks_group  # noqa: E402
 
 main.add_command(scorch)
 main.add_command(score_batch)

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 import click
+
+from .errors import EXIT_USAGE
 
 
 def _eta(done: int, total: int, started: float) -> str:
@@ -50,7 +53,9 @@ def score_batch(manifest, task_dir, out, backend, address, slots, processes, pai
     """Score every (task, candidate) row of MANIFEST (.jsonl or .csv with task,candidate[,id]
     columns, or a directory of candidate files with --task), each in a fresh scorer process.
 
-    Exit status: 0 when every row has a record (rejections included), 2 on a usage error.
+    Exit status: 0 when every row has a verdict (scored or rejected), 2 on a usage error or
+    when any row errored (its task or candidate could not be used, or its scorer failed; stderr
+    names those rows, the records say why).
     """
     from .batch import BatchOptions, BatchSummary, ResultsFile, read_manifest, run_batch
 
@@ -75,3 +80,10 @@ def score_batch(manifest, task_dir, out, backend, address, slots, processes, pai
     run_batch(rows, options, results, backend=backend, slots=slots, address=address, on_record=on_record)
     summary = BatchSummary(tuple(results.done[r.id] for r in rows), time.monotonic() - started, len(finished))
     click.echo(json.dumps(summary.to_dict(), indent=2, sort_keys=True) if as_json else summary.table())
+    errored = [r for r in summary.records if r.outcome == "error"]
+    if errored:
+        named = ", ".join(f"{r.id} ({r.error_kind})" for r in errored[:5])
+        more = f" and {len(errored) - 5} more" if len(errored) > 5 else ""
+        click.echo(f"perfbench: {len(errored)} of {len(summary.records)} rows errored, without a verdict: "
+                   f"{named}{more} (see {out})", err=True)
+        sys.exit(EXIT_USAGE)

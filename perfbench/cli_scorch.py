@@ -71,6 +71,11 @@ def result_lines(results) -> list[str]:
     return lines
 
 
+def _document(threads: int, results: list) -> dict:
+    """scorch compare's JSON (schema 1)."""
+    return {"schema": 1, "threads": threads, "results": [r.to_dict() for r in results]}
+
+
 @click.group()
 def scorch() -> None:
     """Scorch's JIT-compiled sparse kernels, timed against PyTorch."""
@@ -98,15 +103,17 @@ def scorch() -> None:
               help="... and this one the candidate (both needed; --baseline/--variants are then unused).")
 @click.option("--processes", type=int, default=3, show_default=True,
               help="Fresh worker pairs a checkout comparison is split between (the CI covers their variation).")
-@click.option("--json", "json_out", type=click.Path(path_type=Path), default=None, help="Also write the results here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout (instead of the table).")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Also write the JSON here, rewritten after every case.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def scorch_compare(ops, formats, densities, shapes, patterns, seed, baseline, variants, dtype, threads, budget,
-                   base_scorch, cand_scorch, processes, json_out, quiet):
+                   base_scorch, cand_scorch, processes, as_json, out, quiet):
     """Gate every variant against dense float64 PyTorch, then time each against the baseline
     (AB-BA pairs).  Compilation happens before timing and is reported on its own."""
     import torch
 
-    from .cli import write_json
+    from .cli_output import write_json
     from .sparse.cases import CaseError, SparseCase
     from .sparse.compare import WorkerSpec, run_case, run_case_workers
     from .sparse.variants import VARIANTS
@@ -148,7 +155,10 @@ def scorch_compare(ops, formats, densities, shapes, patterns, seed, baseline, va
                                             processes=processes, say=say))
         else:
             results.append(run_case(case, _csv(variants), baseline=baseline, sampler=sampler, seed=seed, say=say))
-        if json_out is not None:   # after every case: an interrupted run keeps what it measured
-            write_json({"schema": 1, "threads": threads, "results": [r.to_dict() for r in results]}, json_out, False)
+        if out is not None:   # after every case: an interrupted run keeps what it measured
+            write_json(_document(threads, results), out, False)
+    if as_json:
+        write_json(_document(threads, results), None, True)
+        return
     for line in result_lines(results):
         click.echo(line)

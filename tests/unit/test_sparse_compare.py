@@ -1,6 +1,8 @@
 """Sparse comparisons without Scorch: the case generator, the dense gate, and a wrong or
 inapplicable variant reported while the others still complete.  (Scorch itself: tests skip
 where it is not importable; see test_scorch_adapter.)"""
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -106,9 +108,15 @@ def test_cli_usage_errors_are_one_line(tmp_path):
     assert bad_shape.exit_code == 2 and "--shape '12': expected M,K[,N]" in bad_shape.output
     out = tmp_path / "r.json"
     ok = runner.invoke(main, ["scorch", "compare", "--ops", "spmv", "--shape", "64,64", "--variants", "torch-sparse",
-                              "--budget", "0.2", "--quiet", "--json", str(out)])
+                              "--budget", "0.2", "--quiet", "--out", str(out)])
     assert ok.exit_code == 0, ok.output
-    assert "  torch-sparse" in ok.output and out.exists()
+    assert "  torch-sparse" in ok.output and json.loads(out.read_text())["schema"] == 1
+    # --json: the same document on stdout, as `perfbench score --json` prints its verdict (#40)
+    as_json = runner.invoke(main, ["scorch", "compare", "--ops", "spmv", "--shape", "64,64", "--variants",
+                                   "torch-sparse", "--budget", "0.2", "--quiet", "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    doc = json.loads(as_json.output)
+    assert doc["schema"] == 1 and [r["case"]["op"] for r in doc["results"]] == ["spmv"], doc
 
 
 def test_without_scorch_asking_for_it_is_one_line(monkeypatch):
