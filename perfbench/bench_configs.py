@@ -9,6 +9,7 @@ row_softmax's baseline took 16 ms a call and hosts where it took 8.3 ms.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -17,6 +18,11 @@ from pathlib import Path
 
 from .crossover import PROTOCOL_VERSION
 from .errors import UsageError
+
+
+# The least drift of the baseline's per-call time that `SRef.baseline_drift` reports: a score's
+# own median moves by a few percent between runs on a quiet host (the A/A floors recorded here).
+DRIFT_FLOOR = math.log(1.10)
 
 
 def default_dir() -> Path:
@@ -49,6 +55,25 @@ class SRef:
     invalid: tuple[str, ...] = ()   # why calibration marked the task invalid on this device
     protocol: int = PROTOCOL_VERSION   # the measurement protocol it was measured with (none recorded: 1)
     measured_by: str = ""              # "perfbench VERSION, DATE"
+    baseline_ns: tuple[float, ...] = ()   # the baseline's ns per call in each calibration run (none recorded: ())
+
+    def baseline_drift(self, now_ns: float) -> str | None:
+        """A warning when the baseline's ns per call in this score is further from the
+        calibration's median than the calibration's own runs were from each other (at least
+        DRIFT_FLOOR): then this host is not the one s_ref was measured on, whatever its key
+        says, and R_perf is measured against a stale s_ref.  None where it is not, or where
+        no per-call time was recorded (entries written before perfbench 0.2.0's #38 work)."""
+        if not self.baseline_ns or not now_ns > 0:
+            return None
+        lo, hi = min(self.baseline_ns), max(self.baseline_ns)
+        ref = sorted(self.baseline_ns)[len(self.baseline_ns) // 2]
+        allowed = max(math.log(hi / lo), DRIFT_FLOOR)
+        if abs(math.log(now_ns / ref)) <= allowed:
+            return None
+        return (f"baseline_drift: the baseline takes {now_ns / 1e6:.3f} ms a call here; when {self.source} was "
+                f"calibrated ({self.measured_by}) it took {lo / 1e6:.3f}-{hi / 1e6:.3f} ms. This host differs from "
+                "the one s_ref was measured on, so R_perf is measured against a stale s_ref: run "
+                "`perfbench calibrate` here, or pass --s-ref")
 
     @property
     def other_protocol(self) -> str | None:
@@ -72,8 +97,13 @@ def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
     protocol = found.get("protocol", 1)
     if not isinstance(protocol, int) or isinstance(protocol, bool) or protocol < 1:
         raise UsageError(f"{path}: [tasks.{task}] protocol must be an integer >= 1, got {protocol!r}")
+    baseline_ns = found.get("baseline_ns", [])
+    if not isinstance(baseline_ns, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+                                                    for x in baseline_ns):
+        raise UsageError(f"{path}: [tasks.{task}] baseline_ns must be a list of times > 0 (ns), got {baseline_ns!r}")
     return SRef(float(value), f"bench_configs/{path.name}", invalid, protocol,
-                f"perfbench {found.get('perfbench', '?')}, {found.get('measured', '?')}")
+                f"perfbench {found.get('perfbench', '?')}, {found.get('measured', '?')}",
+                tuple(float(x) for x in baseline_ns))
 
 
 def entry(task: str, key: str, directory: Path | None = None) -> dict | None:
@@ -110,7 +140,9 @@ def write(key: str, entries: list, directory: Path | None = None) -> Path:
     for e in entries:
         tasks[e.task] = {"s_ref": round(e.s_ref, 4), "ci": [round(e.ci_low, 4), round(e.ci_high, 4)],
                          "runs": [round(x, 4) for x in e.runs], "pairs": e.n_pairs, "measured": today,
-                         "perfbench": __version__, "protocol": PROTOCOL_VERSION, **dict(getattr(e, "extra", ()))}
+                         "perfbench": __version__, "protocol": PROTOCOL_VERSION, **dict(getattr(e, "extra", ())),
+                         **({"baseline_ns": [round(x, 1) for x in e.baseline_ns]} if getattr(e, "baseline_ns", ())
+                            else {})}
     lines = [f"# s_ref per task on {key}, written by `perfbench calibrate`.", f'device = "{key}"', ""]
     for name in sorted(tasks):
         t = tasks[name]

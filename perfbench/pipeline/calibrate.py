@@ -39,6 +39,7 @@ class Calibration:
     n_pairs: int
     runs: tuple[float, ...] = ()
     extra: tuple[tuple[str, object], ...] = ()   # a plan's findings (starter, noise floor, validity, ...)
+    baseline_ns: tuple[float, ...] = ()   # the baseline's median ns per call, per run (bench_configs.baseline_drift)
 
 
 def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: Path | None = None,
@@ -65,7 +66,7 @@ def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: 
 
 def _measure_solution(spec, cfg: ScoreConfig, runs: int, say: Callable[[str], None],
                       before_run: Callable[[int], None] | None = None) -> Calibration:
-    speedups, lows, highs, pairs = [], [], [], 0
+    speedups, lows, highs, pairs, baseline_ns = [], [], [], 0, []
     for run in range(runs):
         if before_run is not None:
             before_run(run)
@@ -80,7 +81,9 @@ def _measure_solution(spec, cfg: ScoreConfig, runs: int, say: Callable[[str], No
         lows.append(r.comparison.ci[0])
         highs.append(r.comparison.ci[1])
         pairs += r.comparison.samples.n_pairs
-    return Calibration(spec.name, statistics.median(speedups), min(lows), max(highs), pairs, tuple(speedups))
+        baseline_ns.append(statistics.median(r.comparison.samples.baseline_ns))
+    return Calibration(spec.name, statistics.median(speedups), min(lows), max(highs), pairs, tuple(speedups),
+                       baseline_ns=tuple(baseline_ns))
 
 
 def _side_speedup(spec, file: Path, cfg: ScoreConfig, say: Callable[[str], None]) -> tuple[list[float] | None, str]:

@@ -5,6 +5,7 @@ reference and computes every verdict."""
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from pathlib import Path
 from typing import Callable
 
@@ -23,22 +24,24 @@ from .sandboxes import ScorerStart
 from .timing_run import RunSetup, TimingRun, merge_diagnostics
 
 
-def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[float | None, str, list[str]]:
+def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[float | None, str, list[str],
+                                                                           bench_configs.SRef | None]:
+    """s_ref, where it came from, warnings about it, and the bench_configs entry it came from."""
     if cfg.s_ref is not None:
-        return cfg.s_ref, "command line", []
+        return cfg.s_ref, "command line", [], None
     key = bench_configs.device_key(device, fp, spec.threads)
     found = bench_configs.lookup(spec.name, key, cfg.bench_configs_dir)
     if found is not None:
         warnings = [f"{found.source} marks {spec.name} invalid on {key} ({'; '.join(found.invalid)}): R_perf "
                     "here does not measure what the task intends"] if found.invalid else []
-        return found.value, found.source, warnings + ([found.other_protocol] if found.other_protocol else [])
+        return found.value, found.source, warnings + ([found.other_protocol] if found.other_protocol else []), found
     if spec.s_ref_default is not None:
         return spec.s_ref_default, "task default", [
             f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="
-            f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"]
+            f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"], None
     if spec.format == FORMAT_KERNELBENCH:   # a problem file: the speedup is the answer (KernelBench's own)
         return None, "none", [f"no s_ref for {spec.name} on {key}: the speedup is scored, R_perf is null; "
-                              "pass --s-ref or run `perfbench calibrate` for a reward"]
+                              "pass --s-ref or run `perfbench calibrate` for a reward"], None
     raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")
 
 
@@ -51,7 +54,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
     init_seed, probe_seed, *check_seeds = derive_seeds(master, 2 + cfg.check_seeds)
     program = TaskProgram(spec, device, init_seed=init_seed)
     fp = fingerprint(device)
-    s_ref, s_ref_source, warnings = _s_ref(spec, device, fp, cfg)
+    s_ref, s_ref_source, warnings, calibration = _s_ref(spec, device, fp, cfg)
     sampler_cfg = _sampler_config(spec, cfg)
     base = dict(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device, seed=master,
                 overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
@@ -81,6 +84,9 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
         return ScoreResult(verdict=VERDICT_REJECTED, reasons=(Reason(exc.reason, exc.message),), checks=run.checks,
                            worker_logs=run.logs, **base)
     samples = PairedSamples.concat(run.parts)
+    drift = calibration.baseline_drift(statistics.median(samples.baseline_ns)) if calibration else None
+    if drift:
+        base["warnings"] += (drift,)
     slowdown = tamper.baseline_slowdown(run.before, run.parts[0].baseline_ns)
     if slowdown:
         base["warnings"] += (f"{slowdown}; blocks of different sizes or outside load can cause this, "

@@ -12,8 +12,8 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def run_cli(tmp_path):
     """Run `perfbench ARGS` in a subprocess from tmp_path; returns CompletedProcess."""
-    def run(*args, timeout=300):
-        env = dict(os.environ, PYTHONPATH=str(REPO))
+    def run(*args, timeout=300, env=None):
+        env = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
         return subprocess.run([sys.executable, "-m", "perfbench.cli", *map(str, args)], cwd=tmp_path,
                               capture_output=True, text=True, timeout=timeout, env=env)
     return run

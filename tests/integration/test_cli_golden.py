@@ -101,3 +101,23 @@ def test_tasks_list_and_version(run_cli):
     assert proc.stdout.splitlines()[0].split() == ["task", "kind", "device", "family", "s_ref", "here"]
     version = run_cli("--version")
     assert version.returncode == 0 and version.stdout.split()[-1] == __import__("perfbench").__version__
+
+
+def test_a_baseline_slower_than_at_calibration_is_said(run_cli, tmp_path):
+    """#38: an entry for this very host key whose calibration saw the baseline take 1 us a call
+    (tiny_task's takes far longer): the score uses its s_ref and warns `baseline_drift`."""
+    from perfbench import bench_configs
+    from perfbench.device.fingerprint import fingerprint
+    from perfbench.pipeline.calibrate import Calibration
+    from perfbench.tasks import load_task
+
+    key = bench_configs.device_key("cpu", fingerprint("cpu"), load_task(TASK).threads)
+    bench_configs.write(key, [Calibration("tiny_axpy", 1.5, 1.4, 1.6, 30, (1.5,) * 3, baseline_ns=(1e3,) * 3)],
+                        tmp_path / "configs")
+    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", *FAST,
+                   env={"PERFBENCH_BENCH_CONFIGS": str(tmp_path / "configs")})
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["s_ref_source"] == f"bench_configs/{key}.toml"
+    [said] = [w for w in doc["warnings"] if w.startswith("baseline_drift")]
+    assert "it took 0.001-0.001 ms" in said and "run `perfbench calibrate` here" in said, said

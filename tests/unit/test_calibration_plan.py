@@ -208,5 +208,7 @@ def test_s_ref_is_the_median_of_the_runs_and_its_interval_spans_every_run(monkey
     entry = cal._measure_solution(spec, ScoreConfig(), 3, lambda m: None)
     assert entry.s_ref == pytest.approx(1.3) and entry.runs == pytest.approx((1.2, 3.0, 1.3))
     assert entry.ci_low < 1.2 < 3.0 < entry.ci_high and entry.n_pairs == 18
+    # each run's baseline ns per call (its median pair), for bench_configs' drift check (#38)
+    assert entry.baseline_ns == pytest.approx((1.2e6, 3.0e6, 1.3e6), rel=1e-3)
     assert [name for name, _ in seen] == ["solution.py"] * 3
     assert all(not cfg.stop_early for _, cfg in seen)   # every run measures its full share
