@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 MAX_BLOB_BYTES = 1 << 31
 MAX_MESSAGE_CHARS = 2000
 # The reason codes a worker may answer with: the candidate's own failures (what the worker raises:
-# candidate.raised, candidate.signature, tamper.timer_patched, ..., worker.error).
-CANDIDATE_REASON = re.compile(r"(candidate|tamper|correctness|output|worker)\.[a-z_]{1,40}")
+# candidate.raised, candidate.signature, tamper.timer_patched, resource.disk, ..., worker.error).
+CANDIDATE_REASON = re.compile(r"(candidate|tamper|correctness|output|resource|worker)\.[a-z_]{1,40}")
 
 
 class WorkerClient:

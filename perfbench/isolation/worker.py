@@ -14,6 +14,27 @@ from pathlib import Path
 from typing import Any
 
 
+def _raised(exc: Exception) -> Exception:
+    """The rejection for an exception from candidate code.  A limit of its sandbox it ran into
+    has a code of its own (#39: `resource.disk` for its private tmpfs or the file-size limit,
+    `resource.memory`, `resource.pids` for threads it could not start), so a verdict says which
+    limit, not only that the call raised."""
+    import errno
+
+    from ..errors import CandidateRejected
+    from ..loading import describe_exception
+
+    if isinstance(exc, MemoryError):
+        code = "resource.memory"
+    elif isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        code = "resource.disk"
+    elif isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+        code = "resource.pids"
+    else:
+        code = "candidate.raised"
+    return CandidateRejected(code, f"raised {describe_exception(exc)}")
+
+
 class _WorkerState:
     def __init__(self) -> None:
         import torch
@@ -93,16 +114,13 @@ class _WorkerState:
     def run(self, req: dict[str, Any]) -> tuple[dict, list]:
         """The timed request: the calls on the staged views, then each output's address, dtype,
         shape and strides into the table.  The scorer's clock runs around all of it."""
-        from ..errors import CandidateRejected
-        from ..loading import describe_exception
-
         views = self.staged[1][:req["iters"]]
         fn = self._null if req.get("null") else self.fn
         try:
             with self.torch.no_grad():
                 block = self.timer.time_block(fn, views, self.flush)
         except Exception as exc:  # noqa: BLE001 - candidate code
-            raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
+            raise _raised(exc) from None
         self._describe_outputs(block.outputs)
         self.last_block = (list(block.outputs), (), None)   # alive until the scorer has read them
         return {"total_ns": float(block.total_ns)}, []
@@ -185,15 +203,12 @@ class _WorkerState:
         return {"ok": True}, []
 
     def _call(self, inputs: tuple) -> Any:
-        from ..errors import CandidateRejected
-        from ..loading import describe_exception
-
         try:
             with self.torch.no_grad():
                 out = self.fn(*inputs)
             self._sync()
         except Exception as exc:  # noqa: BLE001 - candidate code
-            raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
+            raise _raised(exc) from None
         return out
 
     def _sync(self) -> None:
@@ -283,15 +298,12 @@ class _WorkerState:
         return {"ok": True}, []
 
     def time(self, req: dict[str, Any]) -> tuple[dict, list]:
-        from ..errors import CandidateRejected
-        from ..loading import describe_exception
-
         inputs, self.pending = self.pending, []
         try:
             with self.torch.no_grad():
                 block = self.timer.time_block(self.fn, inputs, self.flush)
         except Exception as exc:  # noqa: BLE001 - candidate code
-            raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
+            raise _raised(exc) from None
         self._check_integrity()
         self.last_block = (list(block.outputs), tuple(inputs), block.digests)
         reply = {"total_ns": float(block.total_ns)}
@@ -310,8 +322,6 @@ class _WorkerState:
 
     def profile(self, req: dict[str, Any]) -> tuple[dict, list]:
         """One timed call under the profiler: the device work it did outside the timed window."""
-        from ..errors import CandidateRejected
-        from ..loading import describe_exception
         from ..timing.side_streams import outside_window, profile_timed_call
 
         inputs = self.program.make_inputs(req["seed"], req["size"])
@@ -319,7 +329,7 @@ class _WorkerState:
             with self.torch.no_grad():
                 acts = profile_timed_call(self.timer, self.fn, inputs, self.flush)
         except Exception as exc:  # noqa: BLE001 - the candidate's or the profiler's
-            raise CandidateRejected("candidate.raised", f"raised {describe_exception(exc)}") from None
+            raise _raised(exc) from None
         self._check_integrity()
         return {"findings": outside_window(acts), "activities": len(acts)}, []
 
