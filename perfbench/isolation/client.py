@@ -27,7 +27,7 @@ from .cgroup import CgroupError
 from .cpu_threads import CpuThreading
 from .launch import interpreter_pid, kill_group, read_tail, spawn
 from .procfs import session_cpu_seconds, session_pids
-from .protocol import ProtocolError, recv
+from .protocol import Op, ProtocolError, recv
 from .sandbox import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, worker_log_dir
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class WorkerClient:
 
     def start(self, timeout_s: float) -> Isolation:
         """Wait until the worker answers; record the isolation it reports before any code loads."""
-        self.request("ping", timeout_s)
+        self.request(Op.PING, timeout_s)
         self.startup_s = time.perf_counter() - self._started
         if self.plan.cgroup is not None:
             # Up to here both workers imported torch side by side; from here on the worker stays
@@ -108,7 +108,7 @@ class WorkerClient:
                 self.plan.cgroup.hold_cpus()
             except OSError as exc:   # recorded as a missing layer (isolation_from_probe), not a crash
                 self.plan.cgroup.cpus, self.plan.cgroup.cpuset_missing = None, f"cpuset: {exc}"
-        header, _ = self.request("probe", timeout_s)
+        header, _ = self.request(Op.PROBE, timeout_s)
         probe = header.get("probe") if isinstance(header.get("probe"), dict) else {}
         self.isolation = isolation_from_probe(probe, self.plan)
         # The interpreter itself (its memory holds the outputs the scorer reads).
@@ -142,7 +142,7 @@ class WorkerClient:
         return session_cpu_seconds(self.proc.pid)
 
     # -- requests --------------------------------------------------------------------------------
-    def request(self, op: str, timeout_s: float, **fields: Any) -> tuple[dict[str, Any], list[bytes]]:
+    def request(self, op: Op, timeout_s: float, **fields: Any) -> tuple[dict[str, Any], list[bytes]]:
         rid = next(self._ids)
         self.thaw()   # a frozen worker cannot answer
         try:
@@ -227,7 +227,7 @@ class WorkerClient:
     def close(self) -> None:
         if self.proc.poll() is None:
             try:
-                self.request("exit", timeout_s=2)
+                self.request(Op.EXIT, timeout_s=2)
             except (CandidateRejected, UsageError):
                 pass
         self.kill()  # also reaps anything the worker left in its group

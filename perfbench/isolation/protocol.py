@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from enum import Enum
 from typing import Any
 
 import torch
@@ -19,6 +20,31 @@ MAX_HEADER_BYTES = 1 << 20
 _DTYPES = {str(d).replace("torch.", ""): d for d in (
     torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
     torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)}
+
+
+class Op(str, Enum):
+    """The requests a scorer sends a worker: one name for both ends (client.py sends them,
+    worker.py's `handlers` answers each).  A str, so it is its own JSON."""
+
+    PING = "ping"
+    PROBE = "probe"           # the sandbox as the worker sees it, before any task code loads
+    MAP = "map"               # CPU: map the input arena and output table
+    LOAD = "load"             # load one side's code
+    CHECK = "check"           # a gate call, its outputs encoded by the worker (CUDA)
+    GATE_CALL = "gate_call"   # a gate call on the arena, outputs read by the scorer (CPU)
+    STAGE = "stage"           # CPU: the next block's views; the previous block's tripwires
+    RUN = "run"               # CPU: the timed block
+    PREPARE = "prepare"       # CUDA: make a block's inputs
+    TIME = "time"             # CUDA: the timed block
+    FETCH = "fetch"           # CUDA: one timed call's outputs, encoded, with its digests
+    SET_MODE = "set_mode"     # CUDA: events or graphs
+    PROFILE = "profile"       # CUDA: one call under the profiler (side streams)
+    EXIT = "exit"
+
+    def __str__(self) -> str:   # 'run', as messages name it, not 'Op.RUN'
+        return self.value
+
+    __format__ = str.__format__
 
 
 class ProtocolError(Exception):

@@ -11,7 +11,7 @@ import inspect
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 def _raised(exc: Exception) -> Exception:
@@ -358,6 +358,16 @@ def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
     serve(fd, arena_fds)
 
 
+def handlers(state: "_WorkerState", probe: Callable[[], dict]) -> dict:
+    """What answers each request (`Op`) but EXIT, which `serve` answers itself."""
+    from .protocol import Op
+
+    return {Op.PING: lambda req: ({"ok": True}, []), Op.PROBE: lambda req: ({"ok": True, "probe": probe()}, []),
+            Op.MAP: state.map, Op.LOAD: state.load, Op.CHECK: state.check, Op.GATE_CALL: state.gate_call,
+            Op.STAGE: state.stage, Op.RUN: state.run, Op.PREPARE: state.prepare, Op.TIME: state.time,
+            Op.FETCH: state.fetch, Op.SET_MODE: state.set_mode, Op.PROFILE: state.profile}
+
+
 def serve(fd: int, arena_fds: tuple[int, ...]) -> None:
     """The request loop of a worker: a fresh interpreter's (`main`), or a forked one's (zygote.py)."""
     import json
@@ -365,7 +375,7 @@ def serve(fd: int, arena_fds: tuple[int, ...]) -> None:
 
     from ..errors import CandidateRejected, PerfbenchError
     from .hardening import adopt_orphans
-    from .protocol import send
+    from .protocol import Op, send
 
     adopt_orphans()
     conn = Connection(fd)
@@ -376,22 +386,18 @@ def serve(fd: int, arena_fds: tuple[int, ...]) -> None:
     state.arena_fds = arena_fds
     from .sandbox import probe
 
-    handlers = {"ping": lambda req: ({"ok": True}, []), "probe": lambda req: ({"ok": True, "probe": probe()}, []),
-                "load": state.load, "check": state.check, "gate_call": state.gate_call,
-                "prepare": state.prepare, "time": state.time, "fetch": state.fetch,
-                "set_mode": state.set_mode, "profile": state.profile,
-                "map": state.map, "stage": state.stage, "run": state.run}
+    answer = handlers(state, probe)
     while True:
         try:
             req = json.loads(conn.recv_bytes())
         except EOFError:
             return
         op = req.get("op")
-        if op == "exit":
+        if op == Op.EXIT:
             send(conn, {"id": req.get("id"), "ok": True})
             return
         try:
-            reply, blobs = handlers[op](req)
+            reply, blobs = answer[op](req)
         except CandidateRejected as exc:
             reply, blobs = {"error": exc.reason, "message": exc.message}, []
         except PerfbenchError as exc:

@@ -34,6 +34,7 @@ from ..isolation.arena import (DEVICES, DTYPES, KIND_DEVICE, KIND_EXPECTED, KIND
                                BlockLayout, MemoryReadTimeout, read_process_memory, table_bytes,
                                table_records)
 from ..isolation.client import WorkerClient
+from ..isolation.protocol import Op
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
 from ..timing.inprocess import iteration_seed
@@ -83,7 +84,7 @@ def map_arenas(client: WorkerClient, input_bytes: int, expected: list[torch.Tens
     client.input_arena.resize(input_bytes)
     client.output_table.resize(table_bytes(max_iters, len(expected)))
     outputs = [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)} for t in expected]
-    header, _ = client.request("map", timeout_s, input_bytes=client.input_arena.size,
+    header, _ = client.request(Op.MAP, timeout_s, input_bytes=client.input_arena.size,
                                table_bytes=client.output_table.size, outputs=outputs)
     return int(header["input_base"])
 
@@ -115,12 +116,12 @@ class ArenaSide:
         before the timed request; their values are not.)"""
         spec = layout.to_dict()
         if spec == self._staged:   # same views: only free the previous block's outputs
-            self.client.request("stage", self.timeout_s, layout=None)
+            self.client.request(Op.STAGE, self.timeout_s, layout=None)
             return
         if layout.nbytes > self.client.input_arena.size:
             self.input_base = map_arenas(self.client, ARENA_SLACK * layout.nbytes, self.expected,
                                          len(layout.bases), self.timeout_s)
-        self.client.request("stage", self.timeout_s, layout=spec)
+        self.client.request(Op.STAGE, self.timeout_s, layout=spec)
         self._staged = spec
 
     def _timed_request(self, iters: int, null: bool) -> tuple[float, dict, float | None, float | None]:
@@ -132,7 +133,7 @@ class ArenaSide:
             cpu0 = self.other.cpu_seconds()
         own0 = self.client.cpu_seconds()
         t0 = time.perf_counter_ns()
-        header, _ = self.client.request("run", self.timeout_s, iters=iters, null=null)   # thaws first
+        header, _ = self.client.request(Op.RUN, self.timeout_s, iters=iters, null=null)   # thaws first
         self.client.freeze()   # from here on the worker's memory is what it was at the reply
         wall = time.perf_counter_ns() - t0
         cpu = None if cpu0 is None else self.other.cpu_seconds() - cpu0
@@ -148,7 +149,7 @@ class ArenaSide:
         """After the last block: its check, if due, and the tripwires that otherwise run before
         the next one."""
         self.end_pair()
-        self.client.request("stage", self.timeout_s, layout=None)
+        self.client.request(Op.STAGE, self.timeout_s, layout=None)
 
     def end_pair(self) -> None:
         """The timed-output check of this side's block of the pair that just ended, if it was
@@ -221,7 +222,7 @@ class ArenaSide:
         self._stage(layout)
         self.client.freeze()
         layout.write(self.client.input_arena, [inputs])
-        self.client.request("gate_call", self.timeout_s, poison_bytes=poison_bytes, pattern=pattern)
+        self.client.request(Op.GATE_CALL, self.timeout_s, poison_bytes=poison_bytes, pattern=pattern)
         self.client.freeze()
         outs = self._outputs_of(0, "gate call", _span_limit(like))
         return outs, [record_of(x) for x in layout.read(self.client.input_arena, 0)]

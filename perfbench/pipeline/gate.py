@@ -15,7 +15,7 @@ from ..isolation.arena import InputLayout
 from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
-from ..isolation.protocol import ProtocolError, decode_values
+from ..isolation.protocol import Op, ProtocolError, decode_values
 from ..task_runtime import TaskProgram
 from ..tasks import TaskSpec, load_task
 from .arena_side import ARENA_SLACK, ArenaSide, map_arenas
@@ -39,7 +39,7 @@ def load_side(client: WorkerClient, spec: TaskSpec, device: str, file: Path, cfg
     # Absolute paths: a sandboxed worker's working directory is its private directory.
     task = dict(spec.to_dict(), root=str(spec.root.resolve()))
     packages = cfg.cand_packages if client.untrusted else cfg.base_packages
-    client.request("load", cfg.load_timeout_s, task=task, device=device, file=str(file.resolve()),
+    client.request(Op.LOAD, cfg.load_timeout_s, task=task, device=device, file=str(file.resolve()),
                    untrusted=client.untrusted, init_seed=init_seed, cache_flush=cfg.sampler.cache_flush,
                    probe_seed=probe_seed, probe_size=spec.sizes[0], timing_mode=timing_mode,
                    import_paths=[str(p.import_root) for p in packages])
@@ -81,7 +81,7 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
                     outs, ins = side.gate_call(x, poison_bytes, pattern, ref[0])
                     calls.append((outs, verify_call(program, x, outs, ins, tol, expected=ref)))
                     continue
-                header, blobs = client.request("check", timeout_s, seeds=[seed], size=size,
+                header, blobs = client.request(Op.CHECK, timeout_s, seeds=[seed], size=size,
                                                poison_bytes=poison_bytes, poisons=[pattern])
                 try:
                     outs, ins = _one_call(header, blobs)

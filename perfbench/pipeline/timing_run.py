@@ -17,6 +17,7 @@ from ..errors import CandidateRejected, EnvironmentUnavailable
 from ..isolation.client import WorkerClient
 from ..isolation.cpu_threads import CpuThreading
 from ..isolation.fork_server import ForkServer
+from ..isolation.protocol import Op
 from ..results import PairedSamples
 from ..task_runtime import TaskProgram
 from ..tasks import TaskSpec
@@ -87,7 +88,7 @@ class TimingRun:
         per_call = statistics.median(self.before) if self.before else None
         self.timing_mode = choose_mode(su.spec.timing_mode, per_call)
         if self.timing_mode != "events":
-            base_w.request("set_mode", su.cfg.call_timeout_s, mode=self.timing_mode)
+            base_w.request(Op.SET_MODE, su.cfg.call_timeout_s, mode=self.timing_mode)
 
     def _baseline_worker(self, j: int):
         """Baseline worker j: a fresh one closed with this process, or the pool's (kept)."""
@@ -209,7 +210,7 @@ def side_stream_gate(cand: WorkerClient, spec: TaskSpec, seed: int, timeout_s: f
     `tamper.side_stream`.  Returns warnings where the profile could not tell."""
     warnings = []
     for size in spec.sizes:
-        header, _ = cand.request("profile", timeout_s * 4, seed=seed, size=size)
+        header, _ = cand.request(Op.PROFILE, timeout_s * 4, seed=seed, size=size)
         findings = header.get("findings")
         if findings is None:
             warnings.append(f"side-stream check could not run for size {size!r}: the profile held no timing "

@@ -22,7 +22,7 @@ from ..device.clock_probe import ClockProbeReadings
 from ..correctness import Failure, OutputRecord, Tolerance, check_outputs, inputs_unchanged
 from ..errors import CandidateRejected
 from ..isolation.client import WorkerClient
-from ..isolation.protocol import ProtocolError, decode_values
+from ..isolation.protocol import Op, ProtocolError, decode_values
 from ..tamper import BlockWall
 from ..task_runtime import TaskProgram
 from ..timing.checksum import digest_pair
@@ -141,7 +141,7 @@ class WorkerSide:
 
     def run_block(self, iters: int, seed: int) -> float:
         self.end_pair()   # (a check still due runs before this worker's outputs are replaced)
-        self.client.request("prepare", self.timeout_s, iters=iters, seed=seed, size=self.size)
+        self.client.request(Op.PREPARE, self.timeout_s, iters=iters, seed=seed, size=self.size)
         cpu0 = cpu1 = None
         if self.other is not None:
             # Nothing of the other side runs while this side is timed (with a cgroup); its CPU
@@ -150,7 +150,7 @@ class WorkerSide:
             cpu0 = self.other.cpu_seconds()
         try:
             t0 = time.perf_counter_ns()
-            header, _ = self.client.request("time", self.timeout_s)
+            header, _ = self.client.request(Op.TIME, self.timeout_s)
             wall = time.perf_counter_ns() - t0
         finally:
             if self.other is not None:
@@ -178,7 +178,7 @@ class WorkerSide:
 
     def _check_timed_output(self, iters: int, seed: int) -> None:
         k = secrets.randbelow(iters)  # chosen after the block ran
-        header, blobs = self.client.request("fetch", self.timeout_s, index=k)
+        header, blobs = self.client.request(Op.FETCH, self.timeout_s, index=k)
         try:
             n_out = len(header["outputs"])
             outs = decode_values(header["outputs"], blobs[:n_out])

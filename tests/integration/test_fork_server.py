@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from perfbench.isolation.protocol import Op
 from perfbench.errors import CandidateRejected, EnvironmentUnavailable
 from perfbench.isolation import fork_server
 from perfbench.isolation.client import WorkerClient
@@ -59,7 +60,7 @@ def test_a_forked_worker_killed_by_a_signal_is_reported_as_crashed(server):
         w.start(30)
         os.kill(w.worker_pid, signal.SIGSEGV)
         with pytest.raises(CandidateRejected) as exc:
-            w.request("ping", 10)
+            w.request(Op.PING, 10)
     assert exc.value.reason == "candidate.crashed" and "SIGSEGV" in exc.value.message, exc.value
 
 

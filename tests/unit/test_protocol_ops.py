@@ -1,0 +1,27 @@
+"""The worker protocol's request names (#40): one `Op` enum both ends use, every request with a
+handler in the worker, and no request sent by a bare string."""
+import json
+import re
+from pathlib import Path
+
+from perfbench.isolation.protocol import Op
+from perfbench.isolation.worker import _WorkerState, handlers
+
+PACKAGE = Path(__file__).resolve().parents[2] / "perfbench"
+
+
+def test_every_request_has_a_handler_and_every_handler_a_request():
+    table = handlers(_WorkerState(), lambda: {})
+    assert set(table) == set(Op) - {Op.EXIT}   # (serve answers EXIT itself)
+    assert table["run"] is table[Op.RUN]        # the wire's plain string finds the same handler
+
+
+def test_an_op_is_its_name_on_the_wire_and_in_messages():
+    assert json.dumps({"op": Op.GATE_CALL}) == '{"op": "gate_call"}'
+    assert f"during '{Op.STAGE}'" == "during 'stage'"
+
+
+def test_no_request_is_sent_by_a_bare_string():
+    bare = [f"{f.relative_to(PACKAGE)}:{n}" for f in PACKAGE.rglob("*.py")
+            for n, line in enumerate(f.read_text().splitlines(), 1) if re.search(r'\.request\("', line)]
+    assert bare == []
