@@ -1,7 +1,7 @@
 """A/B of two checkouts: does a change move the speedups it reports, and what did it save?
 
-docs/batch.md's rule: anything that changes what the scorer does between timed blocks needs an
-A/B of speedups, not only of wall time.  This runs `perfbench score` (the CLI, a fresh
+The rule (benchmarks/RESULTS.md, "Where a score's time goes"): anything that changes what the
+scorer does between timed blocks needs an A/B of speedups, not only of wall time.  This runs `perfbench score` (the CLI, a fresh
 interpreter per score, as a user runs it) from two checkouts alternately, BEFORE then AFTER in
 even pairs and AFTER then BEFORE in odd ones, so that a host whose speed drifts during the run
 loads both sides alike.  Each checkout scores with its own `.venv` (`make install` in it), or

@@ -30,8 +30,7 @@ import torch
 from ..correctness import OutputRecord, Tolerance, record_of
 from ..errors import CandidateRejected
 from ..isolation.arena import (DEVICES, DTYPES, KIND_DEVICE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR,
-                               MAX_DIMS,
-                               BlockLayout, MemoryReadTimeout, read_process_memory, table_bytes,
+                               MAX_DIMS, BlockLayout, MemoryReadTimeout, read_process_memory, table_bytes,
                                table_records)
 from ..isolation.client import WorkerClient
 from ..isolation.protocol import Op
