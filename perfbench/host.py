@@ -1,5 +1,5 @@
 """The C library calls perfbench makes itself (ctypes), in one place with named constants:
-prctl, mallopt, malloc_trim.  Linux and glibc; where a call is missing each returns a failure
+prctl, mallopt, malloc_trim; and which OpenMP runtime torch brings.  Linux and glibc; where a call is missing each returns a failure
 value, never raises, so a caller decides what a missing call costs (a layer recorded as absent,
 or only speed).  The C library is the process's own symbols (dlopen(NULL)), loaded once, with
 errno kept for `errno()`."""
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
+from pathlib import Path
 from typing import Any, Callable
 
 # prctl(2) options (linux/prctl.h)
@@ -66,3 +68,21 @@ def malloc_trim() -> None:
     fn = function("malloc_trim", (ctypes.c_size_t,))
     if fn is not None:
         fn(0)
+
+
+def openmp_runtime() -> str:
+    """The OpenMP runtime torch links against (libgomp, libiomp5, libomp), from its shared
+    libraries on disk; 'unknown' if torch is not installed where expected."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
+        return "unknown"
+    names = set()
+    for lib_dir in (Path(spec.origin).parent / "lib", Path(spec.origin).parent.parent / "torch.libs"):
+        if lib_dir.is_dir():
+            names |= {m.group(1) for f in lib_dir.iterdir() if (m := re.match(r"(lib(?:g|i)?omp\d*)", f.name))}
+    return ", ".join(sorted(names)) or "unknown"

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .timing.modes import MODES as TIMING_MODES  # how a CUDA task's calls are timed
+
+# How a CUDA task's calls may be timed (timing/modes.py chooses among them): part of the format.
+TIMING_MODES = ("events", "graph", "auto")
 
 KINDS = ("perf", "impl")
 DEVICES = ("cpu", "cuda")

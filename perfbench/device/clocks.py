@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import EnvironmentUnavailable
-from ..isolation.procfs import pid_alive
+from ..procfs import pid_alive
 from .nvml import CLOCK_LIMIT_TDP, REASON_APP_CLOCKS, Nvml, NvmlError
 
 POLICIES = ("base", "max", "mhz", "none")

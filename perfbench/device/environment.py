@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..isolation.cpu_threads import openmp_runtime
+from ..host import openmp_runtime
 from .fingerprint import describe_cpu, host_fingerprint
 from .session import describe
 

@@ -40,7 +40,7 @@ import signal
 import time
 from pathlib import Path
 
-from .procfs import owner_gone, owner_tag
+from ..procfs import owner_gone, owner_tag
 
 _FREEZE_TIMEOUT_S = 5.0
 PIDS_MAX = 4096   # v1 pids controller: a fork bomb stops here

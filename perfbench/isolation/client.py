@@ -26,7 +26,7 @@ from .arena import SharedArena
 from .cgroup import CgroupError
 from .cpu_threads import CpuThreading
 from .launch import interpreter_pid, kill_group, read_tail, spawn
-from .procfs import session_cpu_seconds, session_pids
+from ..procfs import session_cpu_seconds, session_pids
 from .protocol import Op, ProtocolError, recv
 from .sandbox import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, worker_log_dir
 

@@ -10,10 +10,10 @@ cannot spin on the timed side's cores whatever the policy (docs/verdict.md).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+
+from ..host import openmp_runtime
 
 # Variables that size a thread pool: all set to the task's thread count.
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -88,21 +88,3 @@ def pin_from_env() -> None:
             os.sched_setaffinity(tid, cpus)
         except OSError:
             pass   # the probe records the affinity the worker really has
-
-
-def openmp_runtime() -> str:
-    """The OpenMP runtime torch links against (libgomp, libiomp5, libomp), from its shared
-    libraries on disk; 'unknown' if torch is not installed where expected."""
-    try:
-        import importlib.util
-
-        spec = importlib.util.find_spec("torch")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.origin:
-        return "unknown"
-    names = set()
-    for lib_dir in (Path(spec.origin).parent / "lib", Path(spec.origin).parent.parent / "torch.libs"):
-        if lib_dir.is_dir():
-            names |= {m.group(1) for f in lib_dir.iterdir() if (m := re.match(r"(lib(?:g|i)?omp\d*)", f.name))}
-    return ", ".join(sorted(names)) or "unknown"

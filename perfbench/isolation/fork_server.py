@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from ..errors import CandidateRejected, EnvironmentUnavailable
 from .launch import interpreter_pid, kill_group, read_tail, spawn
 from .cpu_threads import CpuThreading
-from .procfs import host_pid_of, pid_alive
+from ..procfs import host_pid_of, pid_alive
 from .sandbox import SandboxPlan, plan_forked, plan_sandbox, worker_log_dir
 from .warm_server import PendingZygote, PidfdProcess
 from .zygote import MAX_MESSAGE

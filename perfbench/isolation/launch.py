@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .cpu_threads import WAIT_VARS, CpuThreading
-from .procfs import child_pids
+from ..procfs import child_pids
 from .sandbox import SandboxPlan, scorer_namespace_env
 
 

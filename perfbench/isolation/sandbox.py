@@ -35,7 +35,7 @@ from typing import Any
 
 from .cgroup import WorkerCgroup, create_worker_cgroup
 from .hardening import set_dumpable
-from .procfs import owner_gone, owner_tag
+from ..procfs import owner_gone, owner_tag
 from .worker_view import WorkerView, plan_view, readable_copies, root_script, setpriv_user_args, under
 
 LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "minimal_root", "readonly_fs", "uid",

@@ -1,8 +1,9 @@
-"""How a CUDA task's calls are timed (timing/cuda.py has the timer): the modes a task may ask for,
-and the choice "auto" makes.  No torch: tasks.py validates a task's mode with these."""
+"""How a CUDA task's calls are timed (timing/cuda.py has the timer): the choice "auto" makes among
+the modes a task may ask for (their names are part of the task format, tasks.TIMING_MODES)."""
 from __future__ import annotations
 
-MODES = ("events", "graph", "auto")
+from ..tasks import TIMING_MODES as MODES
+
 # CUDA event timestamps resolve ~0.5 us (CUDA programming guide).
 EVENT_RESOLUTION_NS = 500.0
 # "auto" picks graph replay when the baseline's call is within this many event resolutions.

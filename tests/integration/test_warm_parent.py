@@ -12,7 +12,7 @@ import pytest
 from perfbench.isolation.client import WorkerClient
 from perfbench.isolation.cpu_threads import CpuThreading
 from perfbench.isolation.fork_server import ForkServer
-from perfbench.isolation.procfs import pid_alive
+from perfbench.procfs import pid_alive
 from perfbench.isolation.sandbox import SandboxPlan
 from perfbench.isolation.warm_server import WarmParent, WarmParents
 from perfbench.pipeline.config import ScoreConfig
