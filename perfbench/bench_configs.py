@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import statistics
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,7 @@ class SRef:
         if not self.baseline_ns or not now_ns > 0:
             return None
         lo, hi = min(self.baseline_ns), max(self.baseline_ns)
-        ref = sorted(self.baseline_ns)[len(self.baseline_ns) // 2]
+        ref = statistics.median(self.baseline_ns)
         allowed = max(math.log(hi / lo), DRIFT_FLOOR)
         if abs(math.log(now_ns / ref)) <= allowed:
             return None

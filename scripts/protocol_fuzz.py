@@ -49,12 +49,12 @@ def main() -> int:
                 verdict = json.loads(out)
                 summary = verdict["verdict"], ",".join(r["code"] for r in verdict.get("reasons", []))
             except (ValueError, KeyError, TypeError):
-                summary = ("NO JSON", "")
+                verdict, summary = {}, ("NO JSON", "")
             ok = rc in (0, 1) and summary[0] != "NO JSON" and "Traceback" not in err
             broken += not ok
             verdicts[summary[0]] += 1
             codes[summary[1] or "-"] += 1
-            kind = _kind(seed)
+            kind = _kind(verdict)
             print(f"seed {seed:3d}  {kind:10s}  exit {rc!s:4s}  {summary[0]:8s}  {summary[1] or '-':28s} "
                   f"{wall:5.1f}s{'' if ok else '  BROKEN: ' + err.strip().splitlines()[-1][:120] if err.strip() else ''}",
                   flush=True)
@@ -62,13 +62,12 @@ def main() -> int:
     return 1 if broken else 0
 
 
-def _kind(seed: int) -> str:
-    """The hostile kind the candidate draws for `seed` (the same draws, in the same order)."""
-    import random
-
-    rng = random.Random(seed)
-    rng.randrange(1, 30)
-    return rng.choice(["bytes", "not_object", "drop", "retype", "error", "stray_blob", "huge", "table"])
+def _kind(verdict: dict) -> str:
+    """The hostile kind the candidate drew, as it logged it at load ("fuzz: seed N, KIND at ...")."""
+    for line in ((verdict.get("worker_logs") or {}).get("candidate") or "").splitlines():
+        if line.startswith("fuzz: seed "):
+            return line.split()[3].rstrip(",")
+    return "?"   # (rejected before it loaded)
 
 
 if __name__ == "__main__":

@@ -200,6 +200,49 @@ class BlockLayout:
                     dst[base + slot.offset:base + slot.offset + src.size] = src
 
 
+def describe_outputs(table: np.ndarray, outputs: list, expected: list[tuple]) -> None:
+    """The worker's side of the output table: each call's outputs (`outputs[k]`, a tensor or a
+    tuple) as records, row k * len(expected) + j for output j.  `expected`: (dtype, shape) of each
+    output at the timed size.  Inside the timed window, so the common case (an exact,
+    contiguous CPU tensor of the expected dtype and shape) costs one data_ptr() and one bulk
+    write; the scorer reads the rest back with `table_records`."""
+    n_out = len(expected)
+    ptrs, odd = [], []
+    for k, out in enumerate(outputs):
+        outs = out if type(out) is tuple else (out,)
+        if len(outs) != n_out:
+            odd.append((k * n_out, None, len(outs)))
+            ptrs.extend([0] * n_out)
+            continue
+        for j, t in enumerate(outs):
+            if type(t) is torch.Tensor and (t.dtype, t.shape) == expected[j] and t.is_contiguous() \
+                    and t.device.type == "cpu":
+                ptrs.append(t.data_ptr())
+            else:
+                ptrs.append(0)
+                odd.append((k * n_out + j, t, 0))
+    m = len(ptrs)
+    table[:m, 0] = KIND_EXPECTED
+    table[:m, 1] = ptrs
+    for row, t, count in odd:
+        if t is None:
+            table[row:row + n_out, 0] = KIND_STRUCTURE
+            table[row, 1] = count
+        elif type(t) is not torch.Tensor or t.layout != torch.strided:
+            table[row, 0] = KIND_OTHER   # (a sparse tensor has no data_ptr to read)
+        elif t.dim() > MAX_DIMS:
+            table[row, 0] = KIND_TOO_MANY_DIMS
+        else:
+            nd, r = t.dim(), table[row]
+            if t.device.type == "cpu":
+                r[0], r[1] = KIND_TENSOR, t.data_ptr()
+            else:   # no address the scorer could read: the device, for correctness.device
+                r[0], r[1] = KIND_DEVICE, DEVICES.index(t.device.type) if t.device.type in DEVICES else len(DEVICES) - 1
+            r[2], r[3] = DTYPE_CODE.get(t.dtype, -1), nd
+            r[4:4 + nd] = t.shape
+            r[4 + MAX_DIMS:4 + MAX_DIMS + nd] = t.stride()
+
+
 def table_bytes(iters: int, n_outputs: int) -> int:
     return iters * max(1, n_outputs) * RECORD_INTS * 8
 

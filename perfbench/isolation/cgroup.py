@@ -41,13 +41,10 @@ import time
 from pathlib import Path
 
 from ..procfs import owner_gone, owner_tag
+from .cgroupfs import mounts, oom_kill_count, own_v1_path, own_v2_path, read_int, worker_memory_max, write
 
 _FREEZE_TIMEOUT_S = 5.0
 PIDS_MAX = 4096   # v1 pids controller: a fork bomb stops here
-# A worker may use this share of the memory the scorer may (the host's, or its own cgroup's
-# limit where lower): the scorer, the other side and the host keep the rest (#39: a candidate
-# held 20 GB in memfds on a 24 GB host and squeezed the baseline's page cache).
-MEMORY_SHARE = 0.5
 # perfbench-<label>-<scorer's pid namespace>-<scorer pid>-<token>: a pid is only looked up in
 # the namespace it belongs to (scorers in other containers may share the hierarchy).
 _NAME = re.compile(r"^perfbench-.+-(\d+)-(\d+)-[0-9a-f]{8}$")
@@ -55,72 +52,6 @@ _NAME = re.compile(r"^perfbench-.+-(\d+)-(\d+)-[0-9a-f]{8}$")
 
 class CgroupError(RuntimeError):
     """The cgroup could not be set up or did not do what it was told."""
-
-
-def _mounts() -> list[tuple[str, str, str]]:
-    try:
-        with open("/proc/self/mounts") as f:
-            return [(p[1], p[2], p[3]) for p in (line.split() for line in f) if len(p) >= 4]
-    except OSError:
-        return []
-
-
-def _own_v2_path() -> str:
-    try:
-        with open("/proc/self/cgroup") as f:
-            for line in f:
-                if line.startswith("0::"):
-                    return line.strip()[3:] or "/"
-    except OSError:
-        pass
-    return "/"
-
-
-def _own_v1_path(controller: str) -> str:
-    """This process's cgroup in the v1 hierarchy that has `controller`."""
-    try:
-        with open("/proc/self/cgroup") as f:
-            for line in f:
-                _, controllers, path = line.rstrip("\n").split(":", 2)
-                if controller in controllers.split(","):
-                    return path or "/"
-    except (OSError, ValueError):
-        pass
-    return "/"
-
-
-def _read_int(path: Path) -> int | None:
-    try:
-        text = path.read_text().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def worker_memory_max(v1_memory: str | None = None, v2_mount: str | None = None) -> int:
-    """The memory limit of one worker: MEMORY_SHARE of what this scorer may use."""
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    own = [_read_int(Path(v1_memory) / _own_v1_path("memory").lstrip("/") / "memory.limit_in_bytes")
-           if v1_memory else None,
-           _read_int(Path(v2_mount) / _own_v2_path().lstrip("/") / "memory.max") if v2_mount else None]
-    return int(MEMORY_SHARE * min([total] + [x for x in own if x]))
-
-
-def _oom_kills(path: Path) -> int:
-    """The `oom_kill` count of a v2 memory.events or v1 memory.oom_control file (0 if none)."""
-    try:
-        for line in path.read_text().splitlines():
-            key, _, value = line.partition(" ")
-            if key == "oom_kill":
-                return int(value)
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def _write(path: Path, value: str) -> None:
-    with open(path, "w") as f:
-        f.write(value)
 
 
 class WorkerCgroup:
@@ -149,16 +80,16 @@ class WorkerCgroup:
     @property
     def memory_max(self) -> int | None:
         """The kernel's memory limit on this cgroup, as its memory controller reads it."""
-        return None if self._memory_files is None else _read_int(self._memory_files[0])
+        return None if self._memory_files is None else read_int(self._memory_files[0])
 
     def oom_kills(self) -> int:
         """Processes of this cgroup the kernel killed for going over its memory limit."""
-        return 0 if self._memory_files is None else _oom_kills(self._memory_files[1])
+        return 0 if self._memory_files is None else oom_kill_count(self._memory_files[1])
 
     def hold_cpus(self) -> None:
         """Narrow the cpuset to `cpus`: the kernel moves every thread in the cgroup there."""
         if self._cpuset_file is not None and self.cpus is not None:
-            _write(self._cpuset_file, _cpus_spec(self.cpus))
+            write(self._cpuset_file, _cpus_spec(self.cpus))
 
     @property
     def procs_files(self) -> list[str]:
@@ -168,7 +99,7 @@ class WorkerCgroup:
     def adopt(self, pid: int) -> None:
         """Move process `pid`, every thread of it, into this cgroup (a worker forked elsewhere)."""
         for f in self.procs_files:
-            _write(Path(f), str(pid))
+            write(Path(f), str(pid))
 
     @property
     def name(self) -> str:
@@ -200,17 +131,17 @@ class WorkerCgroup:
     def freeze(self) -> None:
         """Stop every process in the cgroup; returns once the kernel reports them frozen."""
         if self.kind == "v2":
-            _write(self._dirs[""] / "cgroup.freeze", "1")
+            write(self._dirs[""] / "cgroup.freeze", "1")
             self._wait(lambda: "frozen 1" in (self._dirs[""] / "cgroup.events").read_text())
         else:
-            _write(self._dirs["freezer"] / "freezer.state", "FROZEN")
+            write(self._dirs["freezer"] / "freezer.state", "FROZEN")
             self._wait(lambda: (self._dirs["freezer"] / "freezer.state").read_text().strip() == "FROZEN")
 
     def thaw(self) -> None:
         if self.kind == "v2":
-            _write(self._dirs[""] / "cgroup.freeze", "0")
+            write(self._dirs[""] / "cgroup.freeze", "0")
         elif "freezer" in self._dirs:   # (a stale cgroup swept in another v1 controller has none)
-            _write(self._dirs["freezer"] / "freezer.state", "THAWED")
+            write(self._dirs["freezer"] / "freezer.state", "THAWED")
 
     @staticmethod
     def _wait(done) -> None:
@@ -229,7 +160,7 @@ class WorkerCgroup:
             pass
         if self.kind == "v2" and (self._dirs[""] / "cgroup.kill").exists():
             try:
-                _write(self._dirs[""] / "cgroup.kill", "1")
+                write(self._dirs[""] / "cgroup.kill", "1")
             except OSError:
                 pass
         while True:
@@ -267,7 +198,7 @@ def _cpus_spec(cpus: tuple[int, ...]) -> str:
 def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: str | None,
                v1_pids: str | None = None, v1_memory: str | None = None) -> WorkerCgroup:
     # The cpuset is created as wide as the parent's; create_worker_cgroup narrows it (hold_cpus).
-    parent = Path(mount) / _own_v2_path().lstrip("/")
+    parent = Path(mount) / own_v2_path().lstrip("/")
     sweep_stale(parent)
     d = parent / _new_name(label)
     d.mkdir()
@@ -300,13 +231,13 @@ def _limit_pids_v2(cg: WorkerCgroup, d: Path, v1_pids: str | None) -> None:
     either, `pids_missing` says so (#39: a candidate exhausted the host's pid space)."""
     try:
         if "pids" in (d / "cgroup.controllers").read_text().split():
-            _write(d / "pids.max", str(PIDS_MAX))
+            write(d / "pids.max", str(PIDS_MAX))
         elif v1_pids is not None:
             sweep_stale(Path(v1_pids))
             own = Path(v1_pids) / d.name
             own.mkdir()
             cg._dirs["pids"] = own
-            _write(own / "pids.max", str(PIDS_MAX))
+            write(own / "pids.max", str(PIDS_MAX))
         else:
             cg.pids_missing = "pids: no pids controller (v2: not in cgroup.controllers; no v1 pids mounted)"
     except OSError as exc:
@@ -320,19 +251,19 @@ def _limit_memory(cg: WorkerCgroup, v2_dir: Path | None, v1_memory: str | None, 
     limit = worker_memory_max(v1_memory, v2_mount)
     try:
         if v2_dir is not None and "memory" in (v2_dir / "cgroup.controllers").read_text().split():
-            _write(v2_dir / "memory.max", str(limit))
+            write(v2_dir / "memory.max", str(limit))
             if (v2_dir / "memory.swap.max").exists():
-                _write(v2_dir / "memory.swap.max", "0")
+                write(v2_dir / "memory.swap.max", "0")
             cg._memory_files = (v2_dir / "memory.max", v2_dir / "memory.events")
         elif v1_memory is not None:
-            parent = Path(v1_memory) / _own_v1_path("memory").lstrip("/")
+            parent = Path(v1_memory) / own_v1_path("memory").lstrip("/")
             sweep_stale(parent)
             own = parent / cg.name
             own.mkdir()
             cg._dirs["memory"] = own
-            _write(own / "memory.limit_in_bytes", str(limit))
+            write(own / "memory.limit_in_bytes", str(limit))
             if (own / "memory.memsw.limit_in_bytes").exists():   # memory + swap: no more than memory
-                _write(own / "memory.memsw.limit_in_bytes", str(limit))
+                write(own / "memory.memsw.limit_in_bytes", str(limit))
             cg._memory_files = (own / "memory.limit_in_bytes", own / "memory.oom_control")
         else:
             cg.memory_missing = "memory: no memory controller (v2: not in cgroup.controllers; no v1 memory mounted)"
@@ -346,8 +277,8 @@ def _create_v1_cpuset(root: Path, name: str) -> Path:
     d = root / name
     d.mkdir()
     try:
-        _write(d / "cpuset.mems", (root / "cpuset.mems").read_text().strip())
-        _write(d / "cpuset.cpus", (root / "cpuset.cpus").read_text().strip())
+        write(d / "cpuset.mems", (root / "cpuset.mems").read_text().strip())
+        write(d / "cpuset.cpus", (root / "cpuset.cpus").read_text().strip())
     except OSError:
         d.rmdir()
         raise
@@ -364,7 +295,7 @@ def _create_v1(roots: dict[str, str], label: str, cpus: tuple[int, ...] | None) 
                 dirs[ctl] = Path(roots[ctl]) / name
                 dirs[ctl].mkdir()
         if "pids" in dirs:
-            _write(dirs["pids"] / "pids.max", str(PIDS_MAX))
+            write(dirs["pids"] / "pids.max", str(PIDS_MAX))
     except OSError:
         for d in dirs.values():
             try:
@@ -421,10 +352,10 @@ def create_worker_cgroup(label: str, versions: tuple[str, ...] = ("v2", "v1"),
 
 
 def _create(label: str, versions: tuple[str, ...], cpus: tuple[int, ...] | None) -> tuple[WorkerCgroup | None, str]:
-    mounts = _mounts()
-    v2 = [m for m, fstype, _ in mounts if fstype == "cgroup2" and "v2" in versions]
+    mounted = mounts()
+    v2 = [m for m, fstype, _ in mounted if fstype == "cgroup2" and "v2" in versions]
     v1: dict[str, str] = {}
-    for m, fstype, opts in mounts:
+    for m, fstype, opts in mounted:
         if fstype == "cgroup":
             for ctl in ("freezer", "cpuacct", "pids", "cpuset", "memory"):
                 if ctl in opts.split(",") and ("v1" in versions or ctl in ("cpuset", "pids", "memory")):

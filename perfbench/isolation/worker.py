@@ -126,47 +126,10 @@ class _WorkerState:
         return {"total_ns": float(block.total_ns)}, []
 
     def _describe_outputs(self, outputs: Any) -> None:
-        """Each output's address (and, unless it is the expected contiguous tensor, its dtype,
-        shape and strides) into the table.  Inside the timed window, so the common case costs
-        one data_ptr() and one bulk write."""
-        from .arena import (DEVICES, DTYPE_CODE, KIND_DEVICE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE,
-                            KIND_TENSOR, KIND_TOO_MANY_DIMS, MAX_DIMS)
+        """Each output into the table (arena.describe_outputs), inside the timed window."""
+        from .arena import describe_outputs
 
-        torch, tab, expected = self.torch, self.table, self.expected_meta
-        n_out = len(expected)
-        ptrs, odd = [], []
-        for k, out in enumerate(outputs):
-            outs = out if type(out) is tuple else (out,)
-            if len(outs) != n_out:
-                odd.append((k * n_out, None, len(outs)))
-                ptrs.extend([0] * n_out)
-                continue
-            for j, t in enumerate(outs):
-                if type(t) is torch.Tensor and (t.dtype, t.shape) == expected[j] and t.is_contiguous() \
-                        and t.device.type == "cpu":
-                    ptrs.append(t.data_ptr())
-                else:
-                    ptrs.append(0)
-                    odd.append((k * n_out + j, t, 0))
-        m = len(ptrs)
-        tab[:m, 0] = KIND_EXPECTED
-        tab[:m, 1] = ptrs
-        for row, t, count in odd:
-            if t is None:
-                tab[row:row + n_out, 0] = KIND_STRUCTURE
-                tab[row, 1] = count
-            elif type(t) is not torch.Tensor or t.layout != torch.strided:
-                tab[row, 0] = KIND_OTHER   # (a sparse tensor has no data_ptr to read)
-            elif t.dim() > MAX_DIMS:
-                tab[row, 0] = KIND_TOO_MANY_DIMS
-            else:
-                nd, r = t.dim(), tab[row]
-                on_cpu = t.device.type == "cpu"
-                where = t.data_ptr() if on_cpu else (DEVICES.index(t.device.type) if t.device.type in DEVICES
-                                                     else len(DEVICES) - 1)
-                r[0], r[1], r[2], r[3] = KIND_TENSOR if on_cpu else KIND_DEVICE, where, DTYPE_CODE.get(t.dtype, -1), nd
-                r[4:4 + nd] = t.shape
-                r[4 + MAX_DIMS:4 + MAX_DIMS + nd] = t.stride()
+        describe_outputs(self.table, outputs, self.expected_meta)
 
     # -- requests --------------------------------------------------------------------------------
     def load(self, req: dict[str, Any]) -> tuple[dict, list]:

@@ -192,11 +192,11 @@ print("survived", flush=True)
 def test_a_worker_cgroup_limits_its_memory_and_counts_the_kill(version, monkeypatch):
     """#39: the limit holds memfd pages too; the kernel's kill is counted, so the scorer can say
     `resource.memory` rather than `candidate.crashed`.  (Made ~128 MiB here.)"""
-    from perfbench.isolation import cgroup
+    from perfbench.isolation import cgroupfs
 
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    assert cgroup.worker_memory_max() <= cgroup.MEMORY_SHARE * total
-    monkeypatch.setattr(cgroup, "MEMORY_SHARE", (128 << 20) / total)
+    assert cgroupfs.worker_memory_max() <= cgroupfs.MEMORY_SHARE * total
+    monkeypatch.setattr(cgroupfs, "MEMORY_SHARE", (128 << 20) / total)
     cg = _cgroup_or_skip(version)
     try:
         if cg.memory_missing:
