@@ -9,6 +9,7 @@ row_softmax's baseline took 16 ms a call and hosts where it took 8.3 ms.
 """
 from __future__ import annotations
 
+import datetime
 import math
 import os
 import re
@@ -49,6 +50,26 @@ def device_key(device: str, fingerprint: dict, threads: int | None = None) -> st
     return f"{prefix}-{slug}{suffix}"
 
 
+# Where a score's s_ref comes from when no number is given (ScoreConfig.s_ref_policy, --s-ref):
+# `table`: bench_configs, else the task's default; `live`: the task's solution timed in the same
+# run (results.S_REF_LIVE); `auto`: a fresh bench_configs entry, else live (docs/verdict.md).
+S_REF_AUTO, S_REF_LIVE_POLICY, S_REF_TABLE = "auto", "live", "table"
+S_REF_POLICIES = (S_REF_AUTO, S_REF_LIVE_POLICY, S_REF_TABLE)
+# An entry is fresh on the UTC day it was measured: a calibration carried to the next day on
+# another VM of the same class read 3.36 where the solution scored 2.62-3.01 (#38).
+FRESH_DAYS_AFTER = 0   # days after the day of measurement that an entry stays fresh
+
+
+def s_ref_choice(value: str) -> tuple[float | None, str]:
+    """`--s-ref VALUE` as (a number or None, the policy): NUMBER | auto | live | table."""
+    if value in S_REF_POLICIES:
+        return None, value
+    try:
+        return float(value), S_REF_AUTO
+    except ValueError:
+        raise ValueError(f"--s-ref: expected a number > 1 or one of {'|'.join(S_REF_POLICIES)}, got {value!r}") from None
+
+
 @dataclass(frozen=True)
 class SRef:
     value: float
@@ -57,6 +78,21 @@ class SRef:
     protocol: int = PROTOCOL_VERSION   # the measurement protocol it was measured with (none recorded: 1)
     measured_by: str = ""              # "perfbench VERSION, DATE"
     baseline_ns: tuple[float, ...] = ()   # the baseline's ns per call in each calibration run (none recorded: ())
+    measured: str = ""                    # the UTC date it was measured (YYYY-MM-DD; none recorded: "")
+
+    def stale(self, today: datetime.date) -> str | None:
+        """Why this entry is not fresh on `today` (so `auto` measures s_ref live), or None."""
+        if self.invalid:
+            return f"it marks the task invalid here ({'; '.join(self.invalid)})"
+        if self.protocol != PROTOCOL_VERSION:
+            return f"it was measured by protocol {self.protocol}, this score runs {PROTOCOL_VERSION}"
+        try:
+            day = datetime.date.fromisoformat(self.measured)
+        except ValueError:
+            return "it records no date"
+        if (today - day).days > FRESH_DAYS_AFTER:
+            return f"it was measured on {self.measured}, and an s_ref is fresh only on its own day"
+        return None
 
     def baseline_drift(self, now_ns: float) -> str | None:
         """A warning when the baseline's ns per call in this score is further from the
@@ -74,7 +110,7 @@ class SRef:
         return (f"baseline_drift: the baseline takes {now_ns / 1e6:.3f} ms a call here; when {self.source} was "
                 f"calibrated ({self.measured_by}) it took {lo / 1e6:.3f}-{hi / 1e6:.3f} ms. This host differs from "
                 "the one s_ref was measured on, so R_perf is measured against a stale s_ref: run "
-                "`perfbench calibrate` here, or pass --s-ref")
+                "`perfbench calibrate` here, or pass --s-ref live")
 
     @property
     def other_protocol(self) -> str | None:
@@ -104,7 +140,7 @@ def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
         raise UsageError(f"{path}: [tasks.{task}] baseline_ns must be a list of times > 0 (ns), got {baseline_ns!r}")
     return SRef(float(value), f"bench_configs/{path.name}", invalid, protocol,
                 f"perfbench {found.get('perfbench', '?')}, {found.get('measured', '?')}",
-                tuple(float(x) for x in baseline_ns))
+                tuple(float(x) for x in baseline_ns), str(found.get("measured", "")))
 
 
 def entry(task: str, key: str, directory: Path | None = None) -> dict | None:

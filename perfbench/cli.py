@@ -67,6 +67,18 @@ def _score_config(*, pairs: int | None = None, max_pairs: int | None = None, bud
         raise UsageError(str(exc)) from None
 
 
+def _s_ref_option(value: str) -> dict:
+    """--s-ref NUMBER | auto | live | table, as ScoreConfig fields."""
+    from .bench_configs import s_ref_choice
+    from .errors import UsageError
+
+    try:
+        number, policy = s_ref_choice(value)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return {"s_ref": number, "s_ref_policy": policy}
+
+
 def _package_sources(option: str, values: tuple[str, ...]) -> tuple:
     from .errors import UsageError
     from .pipeline.config import PackageSource
@@ -139,7 +151,10 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
               help="Fresh worker pairs the pairs are split between (default 3; docs/verdict.md).")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               help="KernelBench problems: override a module-level constant (e.g. batch_size=16).")
-@click.option("--s-ref", type=float, default=None, help="Use this s_ref instead of bench_configs / the task default.")
+@click.option("--s-ref", "s_ref", default="auto", show_default=True, metavar="NUMBER|auto|live|table",
+              help="Where s_ref comes from: a number; 'live', the task's solution timed in this run; "
+                   "'table', bench_configs or the task's default; 'auto', a bench_configs entry measured "
+                   "today, else live (docs/verdict.md).")
 @click.option("--r-ci", "target_r_ci", type=float, default=0.05, show_default=True,
               help="Stop after a worker process once R_perf's CI is this narrow (0: only when R_perf is "
                    "certainly 0 or 1; docs/verdict.md).")
@@ -176,7 +191,8 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes,
     from .results import VERDICT_REJECTED
     from .tasks import parse_overrides
 
-    cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, s_ref=s_ref, seed=seed,
+    cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, **_s_ref_option(s_ref),
+                        seed=seed,
                         target_r_ci=target_r_ci, call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks),
                         require_sandbox=require_sandbox, fork_workers=not fresh_workers,
                         base_packages=_package_sources("--base-package", base_packages),

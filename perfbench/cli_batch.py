@@ -40,7 +40,8 @@ def _describe(rec) -> str:
 @click.option("--pairs", type=int, default=None, help="Minimum AB-BA pairs per score (>= 5).")
 @click.option("--max-pairs", type=int, default=None, help="Maximum AB-BA pairs per score.")
 @click.option("--budget", type=float, default=None, help="Time budget for one score's timing, seconds.")
-@click.option("--s-ref", type=float, default=None, help="Use this s_ref for every row.")
+@click.option("--s-ref", "s_ref", default="auto", show_default=True, metavar="NUMBER|auto|live|table",
+              help="Where every row's s_ref comes from, as for `perfbench score` (docs/verdict.md).")
 @click.option("--r-ci", "target_r_ci", type=float, default=0.05, show_default=True,
               help="Stop a score once R_perf's CI is this narrow (docs/verdict.md).")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds one candidate call may take.")
@@ -59,8 +60,16 @@ def score_batch(manifest, task_dir, out, backend, address, slots, processes, pai
     """
     from .batch import BatchOptions, BatchSummary, ResultsFile, read_manifest, run_batch
 
+    from .bench_configs import s_ref_choice
+    from .errors import UsageError
+
     rows = read_manifest(manifest, task_dir)
+    try:
+        s_ref, s_ref_policy = s_ref_choice(s_ref)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     options = BatchOptions(processes=processes, min_pairs=pairs, max_pairs=max_pairs, budget_s=budget, s_ref=s_ref,
+                           s_ref_policy=s_ref_policy,
                            target_r_ci=target_r_ci, call_timeout_s=timeout, require_sandbox=require_sandbox,
                            device=device)
     options.score_config()   # a bad option is one usage error now, not one per row

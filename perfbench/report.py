@@ -99,10 +99,18 @@ def score_table(r: ScoreResult) -> str:
             if stopping.get("decision"):
                 lines.append(f"{'stopped':<10} after {stopping['processes_run']} of {stopping['processes']} processes: "
                              f"{stopping['decision']} (decided on a {100 * stopping['look_confidence']:.1f}% CI)")
-            if r.s_ref is None:
-                lines.append(f"{'R_perf':<10} null (no s_ref on this device)")
-            else:
+            live = r.live_s_ref
+            if live is not None:
+                lines.append(f"{'s_ref':<10} {live['solution_speedup']:.3f}x live: the solution timed between the "
+                             f"candidate's pairs, CI [{live['solution_ci'][0]:.3f}, {live['solution_ci'][1]:.3f}]")
+                lines.append(f"{'vs s_ref':<10} {live['candidate_over_solution']:.3f}x the solution, CI "
+                             f"[{live['ratio_ci'][0]:.3f}, {live['ratio_ci'][1]:.3f}]")
+            elif r.s_ref is not None:
                 lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
+            if r.r_perf is None:
+                lines.append(f"{'R_perf':<10} null (" + ("the solution was not faster than the baseline here)"
+                                                         if live is not None else "no s_ref on this device)"))
+            else:
                 lines.append(f"{'R_perf':<10} {r.r_perf:.3f}")
     if r.verdict != VERDICT_REJECTED and r.r_impl is not None:
         lines.append(f"{'R_impl':<10} {r.r_impl:.0f} ({r.tests_passed}/{r.tests_total} tests passed)")

@@ -18,8 +18,10 @@ from .version import __version__
 # documents are still read: all their pairs came from one process.
 # 3: PairedSamples.baseline_first (each pair's order, drawn from the seed) and
 # summary.period_effect.  Versions 1 and 2 ran AB, BA, AB, ...: read so.
-SCHEMA_VERSION = 3
-READABLE_SCHEMAS = (1, 2, 3)
+# 4: ComparisonResult.solution (--s-ref live: the task's solution against the baseline, in pairs
+# interleaved with the candidate's) and ScoreResult.live_s_ref.  Versions 1-3 never timed it.
+SCHEMA_VERSION = 4
+READABLE_SCHEMAS = (1, 2, 3, 4)
 
 
 class SchemaError(ValueError):
@@ -126,19 +128,36 @@ class ComparisonResult:
     perfbench_version: str = __version__
     schema_version: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. KernelBench overrides
+    solution: PairedSamples | None = None   # --s-ref live: the solution's pairs, interleaved with these
 
     def __post_init__(self) -> None:
         if self.schema_version != SCHEMA_VERSION:
             raise SchemaError(f"schema_version {self.schema_version} is not {SCHEMA_VERSION}")
         if not isinstance(self.seed, int):
             raise ValueError(f"seed must be an int, got {self.seed!r}")
+        if self.solution is not None and self.solution.n_pairs != self.samples.n_pairs:
+            raise ValueError(f"{self.solution.n_pairs} solution pairs for {self.samples.n_pairs} candidate pairs "
+                             "(interleaved: one each per round)")
+
+    def _summarize(self, samples: PairedSamples) -> stats.PairedSummary:
+        return stats.summarize(samples.baseline_ns, samples.candidate_ns, seed=self.seed,
+                               confidence=self.config.get("confidence", 0.95),
+                               n_resamples=self.config.get("n_resamples", 2000), processes=samples.processes,
+                               baseline_first=samples.baseline_first)
+
+    @cached_property
+    def solution_summary(self) -> stats.PairedSummary | None:
+        """--s-ref live: the solution's speedup over the baseline in this run (the live s_ref)."""
+        return None if self.solution is None else self._summarize(self.solution)
+
+    @property
+    def versus_solution(self) -> stats.Estimate | None:
+        """--s-ref live: the candidate's speedup over the solution's (stats.ratio)."""
+        return None if self.solution is None else stats.ratio(self.summary.speedup, self.solution_summary.speedup)
 
     @cached_property
     def summary(self) -> stats.PairedSummary:
-        return stats.summarize(self.samples.baseline_ns, self.samples.candidate_ns, seed=self.seed,
-                               confidence=self.config.get("confidence", 0.95),
-                               n_resamples=self.config.get("n_resamples", 2000), processes=self.samples.processes,
-                               baseline_first=self.samples.baseline_first)
+        return self._summarize(self.samples)
 
     @property
     def speedup(self) -> float:
@@ -189,6 +208,16 @@ class ComparisonResult:
                 "by_position_median_ns": _by_position(self.samples),
                 "warnings": list(self.warnings),
             },
+            "solution": None if self.solution is None else {
+                "samples": self.solution.to_dict(),
+                "summary": {  # derived; ignored by from_dict
+                    "speedup": self.solution_summary.speedup.value, "ci_low": self.solution_summary.speedup.low,
+                    "ci_high": self.solution_summary.speedup.high,
+                    "period_effect": (self.solution_summary.period.to_dict()
+                                      if self.solution_summary.period is not None else None),
+                    "solution_median_ns": _median(self.solution.candidate_ns),
+                    "candidate_over_solution": self.versus_solution.value,
+                    "ratio_ci": [self.versus_solution.low, self.versus_solution.high]}},
         }
 
     @classmethod
@@ -200,7 +229,8 @@ class ComparisonResult:
                    timer=d["timer"], seed=int(d["seed"]),
                    samples=PairedSamples.from_dict(d["samples"]), config=dict(d["config"]),
                    fingerprint=dict(d["fingerprint"]), perfbench_version=d["perfbench_version"],
-                   extra=dict(d.get("extra", {})))
+                   extra=dict(d.get("extra", {})),
+                   solution=PairedSamples.from_dict(d["solution"]["samples"]) if d.get("solution") else None)
 
 
 def _by_position(samples: PairedSamples) -> dict[str, dict[str, float | None]] | None:
@@ -236,6 +266,8 @@ class Reason:
 
 VERDICT_SCORED = "scored"
 VERDICT_REJECTED = "rejected"
+# s_ref_source of a score whose s_ref is the solution's speedup in the same run (--s-ref live)
+S_REF_LIVE = "live"
 
 
 @dataclass(frozen=True)
@@ -276,6 +308,11 @@ class ScoreResult:
             raise ValueError("a rejection needs at least one reason")
         if self.verdict == VERDICT_SCORED and self.task_kind == "perf" and self.comparison is None:
             raise ValueError("a scored perf result needs a comparison")
+        if self.s_ref_source == S_REF_LIVE:   # derived from the samples, like every statistic
+            if self.verdict == VERDICT_SCORED and (self.comparison is None or self.comparison.solution is None):
+                raise ValueError("a live s_ref needs the solution's samples")
+            live = self.comparison.solution_summary if self.comparison is not None else None
+            object.__setattr__(self, "s_ref", live.speedup.value if live is not None else None)
 
     @property
     def r_perf(self) -> float | None:
@@ -287,7 +324,20 @@ class ScoreResult:
             return 0.0
         if self.s_ref is None:   # a KernelBench problem nobody calibrated: the speedup is the answer
             return None
+        if self.s_ref <= 1.0:    # live: the solution did not beat the baseline here (a warning says so)
+            return None
         return r_perf(self.comparison.speedup, self.s_ref)
+
+    @property
+    def live_s_ref(self) -> dict[str, Any] | None:
+        """--s-ref live: the solution's speedup (s_ref) and the candidate's over the solution, each
+        with its CI; None otherwise."""
+        c = self.comparison
+        if c is None or c.solution is None:
+            return None
+        sol, ratio = c.solution_summary.speedup, c.versus_solution
+        return {"solution_speedup": sol.value, "solution_ci": [sol.low, sol.high],
+                "candidate_over_solution": ratio.value, "ratio_ci": [ratio.low, ratio.high]}
 
     @property
     def r_impl(self) -> float | None:
@@ -312,7 +362,7 @@ class ScoreResult:
             "reasons": [r.to_dict() for r in self.reasons], "checks": self.checks, "seed": self.seed,
             "speedup": c.speedup if c else None, "ci": list(c.ci) if c else None,
             "p_value": c.p_value if c else None,
-            "s_ref": self.s_ref, "s_ref_source": self.s_ref_source,
+            "s_ref": self.s_ref, "s_ref_source": self.s_ref_source, "live_s_ref": self.live_s_ref,
             "r_perf": self.r_perf, "r_impl": self.r_impl, "reward": self.reward,
             "tests_passed": self.tests_passed, "tests_total": self.tests_total,
             "warnings": list(self.warnings), "overrides": dict(self.overrides),

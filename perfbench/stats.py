@@ -259,6 +259,19 @@ def _estimate(s: float, lo: float, hi: float, confidence: float) -> Estimate:
     return Estimate(s, min(lo, s), max(hi, s), confidence)
 
 
+def ratio(a: Estimate, b: Estimate) -> Estimate:
+    """a / b, with a CI from the two CIs' log half-widths added in quadrature (each side's own:
+    a's lower with b's upper for the lower bound).  That is the CI of independent estimates;
+    for two measured in the same minutes of one host, whose errors move together, it is wider
+    than it needs to be, never narrower."""
+    if a.confidence != b.confidence:
+        raise ValueError(f"estimates at different confidences ({a.confidence}, {b.confidence})")
+    v = math.log(a.value) - math.log(b.value)
+    down = math.hypot(math.log(a.value / a.low), math.log(b.high / b.value))
+    up = math.hypot(math.log(a.high / a.value), math.log(b.value / b.low))
+    return Estimate(math.exp(v), math.exp(v - down), math.exp(v + up), a.confidence)
+
+
 def summarize(base: Sequence[float], cand: Sequence[float], *, seed: int, confidence: float = 0.95,
               n_resamples: int = 2000, processes: Sequence[int] = (),
               baseline_first: Sequence[bool] = ()) -> PairedSummary:

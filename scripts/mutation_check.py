@@ -48,7 +48,7 @@ def M(name: str, file: str, old: str, new: str, tests: list[str]) -> Mutation:
 MUTATIONS = [
     # -- the sampler and the schedule
     M("stop checked on every pair (unbalanced AB-BA)", "perfbench/timing/sampler.py",
-      "i >= cfg.min_pairs and i % _PAIR_STEP == 0", "i >= cfg.min_pairs", UNIT_SAMPLER),
+      "i >= cfg.min_pairs and i % step == 0", "i >= cfg.min_pairs", UNIT_SAMPLER),
     M("baseline sees other inputs than the candidate", "perfbench/timing/sampler.py",
       "times[label] = sides[label].run_block(iters, _block_seed(seed, i))",
       "times[label] = sides[label].run_block(iters, _block_seed(seed, i) + (label == BASELINE))", UNIT_SAMPLER),
@@ -138,8 +138,8 @@ MUTATIONS = [
     M("sandbox without the read-only remount", "perfbench/isolation/sandbox.py",
       "mount -o remount,bind,ro \"$m\" 2>/dev/null || true", "true", ESCAPES),
     M("cpuset holds every core, not the task's", "perfbench/isolation/cgroup.py",
-      "        write(d / \"cpuset.cpus\", _cpus_spec(cpus))\n    except OSError:\n        d.rmdir()",
-      "        write(d / \"cpuset.cpus\", (root / \"cpuset.cpus\").read_text().strip())\n    except OSError:\n        d.rmdir()",
+      "            write(self._cpuset_file, _cpus_spec(self.cpus))",
+      "            pass",
       ["tests/unit/test_cgroup.py"] + ESCAPES),
     M("no new root: the worker keeps the host's /", "perfbench/isolation/sandbox.py",
       'f"cd {q(root)}; mkdir .old; {pivot} . .old; cd /; umount -l /.old; rmdir /.old\\n",', '"true\\n",',

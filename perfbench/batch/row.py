@@ -30,6 +30,7 @@ class BatchOptions:
     max_pairs: int | None = None
     budget_s: float | None = None
     s_ref: float | None = None
+    s_ref_policy: str = "auto"       # without s_ref: auto | live | table (bench_configs.S_REF_POLICIES)
     target_r_ci: float | None = 0.05
     call_timeout_s: float = 60.0
     require_sandbox: bool = False
@@ -45,7 +46,8 @@ class BatchOptions:
         try:
             return ScoreConfig(sampler=sampler_config(min_pairs=self.min_pairs, max_pairs=self.max_pairs,
                                                       budget=self.budget_s),
-                               processes=self.processes, s_ref=self.s_ref, target_r_ci=self.target_r_ci,
+                               processes=self.processes, s_ref=self.s_ref, s_ref_policy=self.s_ref_policy,
+                               target_r_ci=self.target_r_ci,
                                call_timeout_s=self.call_timeout_s, require_sandbox=self.require_sandbox,
                                device=self.device)
         except ValueError as exc:

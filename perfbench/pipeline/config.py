@@ -5,6 +5,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..bench_configs import S_REF_AUTO, S_REF_POLICIES
 from ..device.clocks import ClockRequest
 from ..errors import UsageError
 from ..timing.sampler import SamplerConfig
@@ -49,6 +50,7 @@ class ScoreConfig:
                                       # most this share of the candidate's timed time (docs/security.md)
     clocks: ClockRequest = field(default_factory=ClockRequest)  # GPU clock policy while timing
     s_ref: float | None = None        # override bench_configs / the task default
+    s_ref_policy: str = S_REF_AUTO    # without s_ref: auto | live | table (bench_configs.S_REF_POLICIES)
     seed: int | None = None           # master seed (default: secret, drawn per run)
     bench_configs_dir: Path | None = None
     sandbox: bool = True              # every isolation layer this machine allows (docs/security.md)
@@ -76,6 +78,8 @@ class ScoreConfig:
             raise ValueError(f"target_r_ci must be in [0, 1], got {self.target_r_ci}")
         if self.s_ref is not None and not self.s_ref > 1:
             raise ValueError(f"s_ref must be > 1, got {self.s_ref}")
+        if self.s_ref_policy not in S_REF_POLICIES:
+            raise ValueError(f"s_ref_policy must be one of {'|'.join(S_REF_POLICIES)}, got {self.s_ref_policy!r}")
 
 
 def sampler_config(*, min_pairs: int | None = None, max_pairs: int | None = None,

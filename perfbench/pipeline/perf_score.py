@@ -5,6 +5,7 @@ reference and computes every verdict."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import statistics
 from pathlib import Path
 from typing import Callable
@@ -12,9 +13,10 @@ from typing import Callable
 from .. import bench_configs, tamper
 from ..device.fingerprint import fingerprint
 from ..errors import CandidateRejected, UsageError
-from ..results import VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, PairedSamples, Reason, ScoreResult
+from ..results import (S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, PairedSamples, Reason,
+                       ScoreResult)
 from ..task_runtime import TaskProgram
-from ..tasks import FORMAT_KERNELBENCH, TaskSpec
+from ..tasks import FORMAT_DIR, FORMAT_KERNELBENCH, TaskSpec
 from ..timing.sampler import ProgressFn, SamplerConfig
 from ..timing.stopping import StoppingRule, interim_decision
 from .baseline_pool import BaselinePool
@@ -24,13 +26,24 @@ from .sandboxes import ScorerStart
 from .timing_run import RunSetup, TimingRun, merge_diagnostics
 
 
-def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig) -> tuple[float | None, str, list[str],
-                                                                           bench_configs.SRef | None]:
-    """s_ref, where it came from, warnings about it, and the bench_configs entry it came from."""
+def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datetime.date | None = None
+           ) -> tuple[float | None, str, list[str], bench_configs.SRef | None]:
+    """s_ref, where it came from, warnings about it, and the bench_configs entry it came from.
+    Live, the value is None here: the score derives it from the solution's samples."""
     if cfg.s_ref is not None:
         return cfg.s_ref, "command line", [], None
+    policy = cfg.s_ref_policy
+    if policy == bench_configs.S_REF_LIVE_POLICY:
+        if spec.format != FORMAT_DIR:
+            raise UsageError(f"{spec.name}: --s-ref live times the task's solution.py; a {spec.format} problem has none")
+        return None, S_REF_LIVE, [], None
     key = bench_configs.device_key(device, fp, spec.threads)
     found = bench_configs.lookup(spec.name, key, cfg.bench_configs_dir)
+    stale = found.stale(today or datetime.datetime.now(datetime.timezone.utc).date()) if found is not None else None
+    if policy == bench_configs.S_REF_AUTO and spec.format == FORMAT_DIR and (found is None or stale):
+        # (no warning where nothing was found: live is what an s_ref from another machine would need)
+        return None, S_REF_LIVE, [f"{found.source}'s s_ref for {spec.name} is not fresh: {stale}; s_ref is "
+                                  "measured live instead (docs/verdict.md)"] if found is not None else [], None
     if found is not None:
         warnings = [f"{found.source} marks {spec.name} invalid on {key} ({'; '.join(found.invalid)}): R_perf "
                     "here does not measure what the task intends"] if found.invalid else []
@@ -64,8 +77,9 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
         if threading.oversubscribed:
             base["warnings"] += (f"{spec.name} asks for {spec.threads} threads; this process may use only "
                                  f"{len(threading.cpus)} cores, so threads share them",)
+    solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
     run = TimingRun(RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading,
-                             init_seed, probe_seed, master), say, progress, baselines, start.servers,
+                             init_seed, probe_seed, master, solution_file), say, progress, baselines, start.servers,
                     start.nondumpable)
     rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci)
     decision = None
@@ -102,8 +116,12 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
                "stopping": dict(rule.to_dict(), decision=decision, processes_run=len(run.parts)),
                "package_sources": {side: {src.name: str(src.tree) for src in sources} for side, sources in
                                    (("baseline", cfg.base_packages), ("candidate", cfg.cand_packages)) if sources},
-               **merge_diagnostics(run.diagnostics)})
+               **merge_diagnostics(run.diagnostics)},
+        solution=PairedSamples.concat(run.solution_parts) if run.solution_parts else None)
     base["warnings"] += comparison.warnings   # (order_effect)
+    if comparison.solution is not None and comparison.solution_summary.speedup.value <= 1.0:
+        base["warnings"] += (f"live s_ref: the task's solution ran {comparison.solution_summary.speedup.value:.3f}x "
+                             "the baseline here, not faster, so there is no s_ref to reward against: R_perf is null",)
     return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=run.checks, comparison=comparison,
                        worker_logs=run.logs, **base)
 

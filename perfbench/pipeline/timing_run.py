@@ -22,12 +22,13 @@ from ..results import PairedSamples
 from ..task_runtime import TaskProgram
 from ..tasks import TaskSpec
 from ..timing.modes import choose_mode
-from ..timing.sampler import ProgressFn, SamplerConfig, grown_iters, sample_pairs
+from ..timing.sampler import ProgressFn, SamplerConfig, grown_iters, sample_interleaved
+from ..timing.schedule import BASELINE, CANDIDATE, SOLUTION
 from .arena_side import ArenaSide
 from .baseline_pool import BaselinePool
 from .config import ScoreConfig
 from .gate import candidate_worker, derive_seeds, gate, load_side, task_tolerance
-from .sides import SideSettings, build_sides
+from .sides import AnySide, SideSettings, build_sides
 from .worker_side import WorkerSide
 
 
@@ -46,6 +47,7 @@ class RunSetup:
     init_seed: int
     probe_seed: int
     master: int
+    solution_file: Path | None = None   # s_ref live: the task's solution, timed against the baseline too
 
 
 class TimingRun:
@@ -62,6 +64,7 @@ class TimingRun:
         self.setup, self.say, self.progress, self.baselines = setup, say, progress, baselines
         self.nondumpable = nondumpable   # set by `score` before any sandboxed process (start_scorer)
         self.parts: list[PairedSamples] = []
+        self.solution_parts: list[PairedSamples] = []   # --s-ref live: the solution's pairs, per process
         self.diagnostics: list[dict] = []
         self.before: list[float] = []
         self.checks = self.timed_checks = self.candidate_blocks = 0
@@ -101,6 +104,14 @@ class TimingRun:
                su.threading, su.cfg.sandbox)
         return nullcontext(self.baselines.worker(key, j, make))
 
+    def _solution_worker(self):
+        """--s-ref live: the task's solution (trusted), forked from the baseline's zygote."""
+        su = self.setup
+        if su.solution_file is None:
+            return nullcontext(None)
+        return WorkerClient(SOLUTION, untrusted=False, sandbox=su.cfg.sandbox, threading=su.threading,
+                            server=self.servers.get("baseline"))
+
     def _baseline_alone(self, base_side: ArenaSide | WorkerSide) -> list[float]:
         if self.baselines is not None and self.baselines.alone_ns is not None:
             return self.baselines.alone_ns   # measured before the first candidate of this batch
@@ -117,11 +128,13 @@ class TimingRun:
         self._await_fork_servers()
         # Both interpreters start together (importing torch takes seconds), or both are forked.
         with candidate_worker(spec, su.cand_path, cfg, su.threading, self.servers.get("candidate")) as cand, \
-                self._baseline_worker(j) as base_w:
+                self._baseline_worker(j) as base_w, self._solution_worker() as sol_w:
             try:
                 stats.preload()   # (fresh interpreters: while they start; else done already)
                 if base_w.isolation is None:   # (a kept baseline worker started for an earlier row)
                     base_w.start(cfg.load_timeout_s)
+                if sol_w is not None:
+                    sol_w.start(cfg.load_timeout_s)
                 isolation, missing = isolation_record(cand, cfg, self.nondumpable)
                 if "candidate" in self.servers:
                     isolation["zygote_startup_ms"] = round(self.servers["candidate"].startup_s * 1e3, 1)
@@ -129,18 +142,21 @@ class TimingRun:
                 if first:
                     base["isolation"] = isolation
                     base["warnings"] += missing
-                base_side, make_cand_side = build_sides(
+                base_side, make_cand_side, make_sol_side = build_sides(
                     spec, su.program, su.device, su.sampler,
                     SideSettings(cfg.call_timeout_s, task_tolerance(spec), cfg.timed_check_fraction,
                                  cfg.timed_check_budget,
                                  su.threading.spare_cores() if su.threading else None), base_w, cand,
-                    su.probe_seed)
+                    su.probe_seed, sol_w)
                 load_side(base_w, spec, su.device, su.baseline_file, cfg, su.init_seed, su.probe_seed,
                           self.timing_mode or "events")
                 if first:   # the baseline alone, before any candidate code is loaded: the A/A reference
                     self.say("timing the baseline alone")
                     self.before = self._baseline_alone(base_side)
                     self._choose_timing_mode(base_w)
+                if sol_w is not None:
+                    load_side(sol_w, spec, su.device, su.solution_file, cfg, su.init_seed, su.probe_seed,
+                              self.timing_mode or "events")
                 self.say("loading candidate")
                 load_side(cand, spec, su.device, su.cand_path, cfg, su.init_seed, su.probe_seed,
                           self.timing_mode or "events")
@@ -156,27 +172,41 @@ class TimingRun:
                 done = sum(p.n_pairs for p in self.parts)
                 progress = (None if self.progress is None else
                             lambda i, summary: self.progress(done + i, summary))  # noqa: E731
+                sol_side = make_sol_side() if make_sol_side is not None else None
                 with device_session(su.device, cfg.clocks) as dev:
                     base["clock_control"] = dev.control.to_dict()
-                    self.say(f"timing AB-BA pairs (clocks: {dev.control.status})")
-                    part = sample_pairs(base_side, cand_side, su.sampler.per_process(cfg.processes),
-                                        seed=su.master if first else derive_seeds(su.master ^ 0xB10C, j + 1)[j],
-                                        progress=progress, monitor=block_monitor(dev, base_side),
-                                        iters=self.parts[0].iters_per_block if self.parts else None,
-                                        pair_end=cand_side.end_pair)
+                    between = "" if sol_side is None else ", the solution's against the baseline between them"
+                    self.say(f"timing AB-BA pairs{between} (clocks: {dev.control.status})")
+                    part = self._sample(base_side, cand_side, sol_side, j, progress, block_monitor(dev, base_side))
                 cand_side.finish()
                 base["warnings"] += tuple(w for w in clock_warnings(su.device, dev.control, part)
                                           if w not in base["warnings"])
                 base["warnings"] += tuple(w for w in timing_fallbacks(base_side, cand_side) if w not in base["warnings"])
-                check_tampering(base_side, cand_side, part, su.threading)
+                check_tampering(base_side, cand_side, part, su.threading, sol_side)
             finally:
                 self.logs = {"candidate": cand.log_tail()}
             self.parts.append(part)
-            self.diagnostics.append(block_diagnostics(base_side, cand_side, part))
+            self.diagnostics.append(block_diagnostics(base_side, cand_side, part, sol_side))
             self.timed_checks += cand_side.checks
             self.checks += cand_side.checks
             self.candidate_blocks += len(cand_side.blocks)
         return None
+
+
+    def _sample(self, base_side: AnySide, cand_side: AnySide, sol_side: AnySide | None, j: int,
+                progress: ProgressFn | None, monitor) -> PairedSamples:
+        """Process j's share of the pairs; with a solution side, its pairs against the baseline
+        interleaved with the candidate's, and kept in self.solution_parts."""
+        su = self.setup
+        others = {CANDIDATE: cand_side} if sol_side is None else {CANDIDATE: cand_side, SOLUTION: sol_side}
+        parts = sample_interleaved(base_side, others, su.sampler.per_process(su.cfg.processes),
+                                   seed=su.master if j == 0 else derive_seeds(su.master ^ 0xB10C, j + 1)[j],
+                                   progress=progress, monitor=monitor,
+                                   iters=self.parts[0].iters_per_block if self.parts else None,
+                                   pair_end=cand_side.end_pair)
+        if sol_side is not None:
+            self.solution_parts.append(parts[SOLUTION])
+        return parts[CANDIDATE]
 
 
 def isolation_record(cand: WorkerClient, cfg: ScoreConfig, nondumpable: bool) -> tuple[dict, tuple[str, ...]]:
@@ -233,9 +263,11 @@ def clock_warnings(device: str, control: ClockControl, samples: PairedSamples) -
     return tuple(out)
 
 
-def block_diagnostics(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide, samples: PairedSamples) -> dict:
+def block_diagnostics(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide, samples: PairedSamples,
+                      solution: ArenaSide | WorkerSide | None = None) -> dict:
     """What the verdict keeps besides the scored times: the worker-reported times of the paired
-    blocks and (CPU) the per-block overhead subtracted from both sides."""
+    blocks and (CPU) the per-block overhead subtracted from both sides.  (With a live s_ref the
+    baseline's last n blocks come from both comparisons' pairs.)"""
     n = samples.n_pairs
     out = {"worker_reported_ns": {"baseline": [b.reported_ns / b.iters for b in base.blocks[-n:]],
                                   "candidate": [b.reported_ns / b.iters for b in cand.blocks[-n:]]}}
@@ -246,16 +278,24 @@ def block_diagnostics(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide
         out["overhead_ns"] = base.overhead_ns_at(samples.iters_per_block)
     used = [b.other_cpu_s for b in base.blocks if b.other_cpu_s is not None]
     out["candidate_cpu_during_baseline_s"] = sum(used) if used else None
+    if solution is not None:
+        used = [b.other_cpu_s for b in solution.blocks if b.other_cpu_s is not None]
+        out["candidate_cpu_during_solution_s"] = sum(used) if used else None
     return out
 
 
 def merge_diagnostics(parts: list[dict]) -> dict:
     """One process's `block_diagnostics` per entry -> the verdict's: times concatenated in pair
     order, CPU summed, per-block overheads listed per process."""
-    used = [p["candidate_cpu_during_baseline_s"] for p in parts if p["candidate_cpu_during_baseline_s"] is not None]
+    def cpu(key: str) -> float | None:
+        used = [p[key] for p in parts if p.get(key) is not None]
+        return sum(used) if used else None
+
     out = {"worker_reported_ns": {side: sum((p["worker_reported_ns"][side] for p in parts), [])
                                   for side in ("baseline", "candidate")},
-           "candidate_cpu_during_baseline_s": sum(used) if used else None}
+           "candidate_cpu_during_baseline_s": cpu("candidate_cpu_during_baseline_s")}
+    if "candidate_cpu_during_solution_s" in parts[0]:
+        out["candidate_cpu_during_solution_s"] = cpu("candidate_cpu_during_solution_s")
     if "timing_mode" in parts[0]:
         out["timing_mode"] = [p["timing_mode"] for p in parts]
     if "overhead_ns" in parts[0]:
@@ -280,10 +320,11 @@ def baseline_alone(side: ArenaSide | WorkerSide, sc: SamplerConfig, seed: int, b
 
 
 def check_tampering(base: ArenaSide | WorkerSide, cand: ArenaSide | WorkerSide, samples: PairedSamples,
-                    threading: CpuThreading | None = None) -> None:
+                    threading: CpuThreading | None = None, solution: ArenaSide | WorkerSide | None = None) -> None:
     # Interference first: a candidate burning CPU between its calls also inflates its own
-    # unaccounted time, and the interference is the more specific explanation.
-    msg = tamper.cpu_while_baseline_ran(base.blocks)
+    # unaccounted time, and the interference is the more specific explanation.  With a live
+    # s_ref the solution's blocks count as the baseline's: slowing either pays.
+    msg = tamper.cpu_while_baseline_ran(base.blocks + (solution.blocks if solution is not None else []))
     if msg:
         raise CandidateRejected("tamper.baseline_interference", msg)
     msg = tamper.more_threads_than_allowed(cand.blocks, threading.threads) if threading is not None else None

@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, replace
-from typing import Callable, Protocol
+from dataclasses import asdict, dataclass, field, replace
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
 
 from .. import stats
 from ..results import PairedSamples
-from .schedule import BASELINE, pair_orders
+from .schedule import BASELINE, CANDIDATE, pair_orders
 
 # A run stops only after a whole quad (ABBA or BAAB), so that every stopping point is balanced.
 _PAIR_STEP = 2
@@ -121,50 +123,49 @@ def warm_iters(ns_per_call: float, cfg: SamplerConfig) -> int:
     return max(1, min(need, cfg.max_iters_per_block))
 
 
-def resized_iters(iters: int, base_ns: list[float], cand_ns: list[float], cfg: SamplerConfig) -> int | None:
-    """A larger block size if the timed pairs so far ran the faster side's blocks in under half
-    of cfg.min_block_s (median over the pairs), else None.
+def resized_iters(iters: int, fastest_ns: Sequence[float], cfg: SamplerConfig) -> int | None:
+    """A larger block size if the timed pairs so far ran the fastest side's blocks (`fastest_ns`,
+    per pair) in under half of cfg.min_block_s (median over the pairs), else None.
 
     The warm-up sizes blocks on what the sides did *then*; a candidate that runs slowly while
     it is being sized and fast once it is timed would otherwise be timed in blocks below the
     floor, where the per-block overhead's noise is a larger share of each block.  Sizes only
     grow, so re-sizing ends (at cfg.max_iters_per_block at the latest)."""
-    if not base_ns or iters >= cfg.max_iters_per_block:
+    if not fastest_ns or iters >= cfg.max_iters_per_block:
         return None
-    fast_ns = statistics.median(min(b, c) for b, c in zip(base_ns, cand_ns))
+    fast_ns = statistics.median(fastest_ns)
     if fast_ns * iters * 1e-9 >= cfg.min_block_s / 2:
         return None
     return max(iters + 1, warm_iters(fast_ns, cfg))
 
 
-def _warm_up_and_size(baseline: Side, candidate: Side, cfg: SamplerConfig, seed: int, clock: Clock,
+def _warm_up_and_size(sides: Sequence[Side], cfg: SamplerConfig, seed: int, clock: Clock,
                       iters: int | None = None, pair_end: PairEnd | None = None) -> int:
-    """Run both sides for cfg.warmup_s and return the iterations per block.
+    """Run every side for cfg.warmup_s and return the iterations per block.
 
-    Iterations grow until the faster side's block takes cfg.min_block_s; at the end of the
-    warm-up the count is set from the faster side's median call in the warm blocks of that
+    Iterations grow until the fastest side's block takes cfg.min_block_s; at the end of the
+    warm-up the count is set from the fastest side's median call in the warm blocks of that
     size (`warm_iters`), since the growth steps were sized on the first, cold calls: on a 2.6 ms
     kernel against a 10 ms minimum they stopped anywhere from 2 calls (5 ms blocks, half the
     minimum) to 6 (twice what it needs, and the score's pairs took twice as long), and a first
     call that compiles left them at 1.  Not sized on the first block of the final size, so
-    that size runs at least twice.  Both sides use the same count (they see the same inputs).
+    that size runs at least twice.  Every side uses the same count (they see the same inputs).
     Given `iters` (a later worker process of the same run), blocks keep that size: only the
     warm-up.
     """
     start = clock()
     fixed = iters is not None
     iters = iters or 1
-    warm: list[float] = []   # the faster side's ns per call, in the blocks of the current size
+    warm: list[float] = []   # the fastest side's ns per call, in the blocks of the current size
     while True:
-        tb = baseline.run_block(iters, seed)
-        tc = candidate.run_block(iters, seed)
+        fastest = min(side.run_block(iters, seed) for side in sides)
         if pair_end is not None:
             pair_end()
-        bigger = None if fixed else grown_iters(iters, min(tb, tc) * iters * 1e-9, cfg)
+        bigger = None if fixed else grown_iters(iters, fastest * iters * 1e-9, cfg)
         if bigger is not None:
             iters, warm = bigger, []
             continue
-        warm.append(min(tb, tc))
+        warm.append(fastest)
         if clock() - start < cfg.warmup_s:
             continue
         if fixed:
@@ -177,13 +178,51 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
                  progress: ProgressFn | None = None, monitor: BlockMonitor | None = None,
                  clock: Clock = time.perf_counter, iters: int | None = None,
                  pair_end: PairEnd | None = None) -> PairedSamples:
-    """Measure AB-BA pairs until the CI target, the time budget or max_pairs is reached.
+    """Measure AB-BA pairs until the CI target, the time budget or max_pairs is reached: the
+    one-comparison case of `sample_interleaved`."""
+    return sample_interleaved(baseline, {CANDIDATE: candidate}, cfg, seed=seed, progress=progress, monitor=monitor,
+                              clock=clock, iters=iters, pair_end=pair_end)[CANDIDATE]
+
+
+def interleaved_slots(seed: int, n_rounds: int, labels: tuple[str, ...]) -> list[tuple[str, tuple[str, str]]]:
+    """The pairs of `n_rounds` rounds, in the order they run: (comparison, its pair's order).
+
+    Each round holds one pair per comparison, in an order drawn from the seed; each
+    comparison's pairs follow their own quads (schedule.pair_orders), so every comparison is an
+    AB-BA crossover of adjacent blocks, as with one comparison (whose pairs are exactly
+    sample_pairs' before there were several)."""
+    orders = {label: pair_orders(seed if c == 0 else (seed * 0x9E3779B1 + c) % (1 << 62), n_rounds)
+              for c, label in enumerate(labels)}
+    rng = np.random.default_rng((seed % (1 << 62), 0x5107))
+    slots = []
+    for r in range(n_rounds):
+        ranked = labels if len(labels) == 1 else [labels[k] for k in rng.permutation(len(labels))]
+        slots.extend((label, orders[label][r]) for label in ranked)
+    return slots
+
+
+def sample_interleaved(baseline: Side, others: dict[str, Side], cfg: SamplerConfig, *, seed: int,
+                       progress: ProgressFn | None = None, monitor: BlockMonitor | None = None,
+                       clock: Clock = time.perf_counter, iters: int | None = None,
+                       pair_end: PairEnd | None = None) -> dict[str, PairedSamples]:
+    """AB-BA pairs of `baseline` against each of `others` (one pair each per round, in drawn
+    order: `interleaved_slots`), until every comparison's CI reaches the target, or the time
+    budget or max_pairs rounds is reached.  With one comparison this is `sample_pairs`; with
+    `--s-ref live` the task's solution is the second, timed in the same minutes as the candidate.
+
+    Every pair is a crossover of two adjacent blocks, each pair on fresh inputs of its own, so
+    the period correction (crossover.corrected) holds for each comparison as for one: cut from
+    rounds of three blocks instead, two sides' blocks were in different positions from round to
+    round, and their corrected ratios formed clusters whose median one unbalanced round moved
+    by 3% (tests/unit/test_live_s_ref.py).
 
     The scorer's own work between blocks is the same after every pair, whichever side ran
-    first: `pair_end` (the caller's deferred work), then the stop check (a quick order-statistic
-    CI: microseconds; the bootstrap runs once, on the result), then `progress`.  Between the two
-    blocks of a pair nothing runs but the sides themselves.  The run stops only after a whole
-    quad; max_pairs, if odd, is rounded up to keep it balanced.
+    first and whichever comparison it was: `pair_end` (the caller's deferred work), then the
+    stop check (a quick order-statistic CI: microseconds; the bootstrap runs once, on the
+    result; it may stop the run only after a whole round), then `progress` (with the first
+    comparison's estimate).  Between the two blocks of a pair nothing runs but
+    the sides themselves.  The run stops only after whole quads; max_pairs, if odd, is rounded
+    up to keep them balanced.
 
     With a `monitor`, each pair records the device conditions of its two blocks; a pair that
     ran throttled is, if cfg.remeasure_throttled, discarded and re-run after cfg.cooldown_s.
@@ -191,24 +230,24 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
     far discarded, if the timed pairs run blocks below half the floor: `resized_iters`).
     """
     fixed = iters is not None
-    iters = _warm_up_and_size(baseline, candidate, cfg, _block_seed(seed, -1), clock, iters, pair_end)
-    sides = {BASELINE: baseline, "candidate": candidate}
+    labels = tuple(others)
+    sides = {BASELINE: baseline, **others}
     limit = cfg.max_pairs + cfg.max_pairs % _PAIR_STEP
-    orders = pair_orders(seed, limit)
-    first = [order[0] == BASELINE for order in orders]   # per pair: did the baseline run first
-    base_ns: list[float] = []
-    cand_ns: list[float] = []
-    conditions: list[dict] = []
+    slots = interleaved_slots(seed, limit, labels)
+    per_round = len(labels)
+    iters = _warm_up_and_size([baseline, *others.values()], cfg, _block_seed(seed, -1), clock, iters, pair_end)
+    runs = {label: _Run() for label in labels}
     discarded = 0
     start = clock()
     stop_reason = "max_pairs"
-    i = 0
-    while i < limit:
+    k = 0   # the slot (pair) to run next
+    while k < len(slots):
+        label, order = slots[k]
         times, seen = {}, []
-        for label in orders[i]:
+        for side in order:
             if monitor is not None:
                 monitor.begin()
-            times[label] = sides[label].run_block(iters, _block_seed(seed, i))
+            times[side] = sides[side if side == BASELINE else label].run_block(iters, _block_seed(seed, k))
             if monitor is not None:
                 seen.append(monitor.end())
         if pair_end is not None:
@@ -217,26 +256,49 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
         if throttled and cfg.remeasure_throttled and discarded < cfg.max_remeasures:
             discarded += 1
             time.sleep(cfg.cooldown_s)
-            continue  # same pair index, same inputs, same order, again
-        base_ns.append(times[BASELINE])
-        cand_ns.append(times["candidate"])
-        if seen:
-            conditions.append({"blocks": [c.to_dict() for c in seen], "throttled": throttled})
-        i += 1
-        bigger = None if fixed or i % _PAIR_STEP else resized_iters(iters, base_ns, cand_ns, cfg)
-        if bigger is not None:   # the pairs so far ran blocks below the floor: start again
-            iters, base_ns, cand_ns, conditions, i = bigger, [], [], [], 0
-            continue
-        estimate = stats.quick_ci(base_ns, cand_ns, first[:i], cfg.confidence)
-        if i >= cfg.min_pairs and i % _PAIR_STEP == 0:
-            if estimate is not None and estimate.rel_half_width <= cfg.target_rel_ci:
+            continue  # same pair, same inputs, same order, again
+        runs[label].add(times[BASELINE], times[CANDIDATE], order[0] == BASELINE,
+                        {"blocks": [c.to_dict() for c in seen], "throttled": throttled} if seen else None)
+        k += 1
+        i = -(-k // per_round)   # pairs of the first comparison so far
+        if k % per_round == 0 and not fixed and i % _PAIR_STEP == 0:
+            fastest = [min(b, c) for run in runs.values() for b, c in zip(run.base, run.cand)]
+            bigger = resized_iters(iters, fastest, cfg)
+            if bigger is not None:   # the pairs so far ran blocks below the floor: start again
+                iters, runs, k = bigger, {label: _Run() for label in labels}, 0
+                continue
+        # The same work after every pair, whichever comparison it was: done only after a round's
+        # last pair, it made the first pair of a round differ from the others (a mixture that
+        # the period correction cannot undo: its median moved by up to 4% in 10% effects).
+        estimates = [stats.quick_ci(run.base, run.cand, run.first, cfg.confidence) if run.base else None
+                     for run in runs.values()]
+        if k % per_round == 0 and i >= cfg.min_pairs and i % _PAIR_STEP == 0:
+            if all(e is not None and e.rel_half_width <= cfg.target_rel_ci for e in estimates):
                 stop_reason = "ci_target"
             elif clock() - start >= cfg.time_budget_s:
                 stop_reason = "time_budget"
         if progress is not None:
-            progress(i, estimate)
+            progress(i, estimates[0])
         if stop_reason != "max_pairs":
             break
-    return PairedSamples(baseline_ns=tuple(base_ns), candidate_ns=tuple(cand_ns),
-                         iters_per_block=iters, stop_reason=stop_reason, conditions=tuple(conditions),
-                         discarded_throttled=discarded, baseline_first=tuple(first[:i]))
+    return {label: PairedSamples(baseline_ns=tuple(run.base), candidate_ns=tuple(run.cand), iters_per_block=iters,
+                                 stop_reason=stop_reason, conditions=tuple(run.conditions),
+                                 discarded_throttled=discarded, baseline_first=tuple(run.first))
+            for label, run in runs.items()}
+
+
+@dataclass
+class _Run:
+    """One comparison's pairs so far (its candidate's times in `cand`)."""
+
+    base: list[float] = field(default_factory=list)
+    cand: list[float] = field(default_factory=list)
+    first: list[bool] = field(default_factory=list)
+    conditions: list[dict] = field(default_factory=list)
+
+    def add(self, base_ns: float, cand_ns: float, baseline_first: bool, conditions: dict | None) -> None:
+        self.base.append(base_ns)
+        self.cand.append(cand_ns)
+        self.first.append(baseline_first)
+        if conditions is not None:
+            self.conditions.append(conditions)

@@ -13,8 +13,10 @@ from ..crossover import draw_orders
 
 BASELINE = "baseline"
 CANDIDATE = "candidate"
+SOLUTION = "solution"   # --s-ref live: the task's solution, a third side
 
 
 def pair_orders(seed: int, n_pairs: int) -> list[tuple[str, str]]:
     """The order of the two sides in each of `n_pairs` pairs of the run seeded `seed`."""
     return [(BASELINE, CANDIDATE) if first else (CANDIDATE, BASELINE) for first in draw_orders(seed, n_pairs)]
+

@@ -12,10 +12,15 @@ FAST = ["--pairs", "6", "--max-pairs", "6", "--timeout", "20", "--processes", "1
 
 SCORE_KEYS = {"candidate", "checks", "ci", "clock_control", "comparison", "device", "isolation", "overrides",
               "p_value", "perfbench_version", "r_impl", "r_perf", "reasons", "reward", "s_ref", "s_ref_source",
+              "live_s_ref",
               "schema_version", "seed", "speedup", "task", "task_kind", "tests_passed", "tests_total", "threading",
               "verdict", "warnings", "worker_logs"}
 COMPARISON_KEYS = {"baseline", "candidate", "config", "device", "extra", "fingerprint", "perfbench_version", "samples",
-                   "schema_version", "seed", "summary", "timer"}
+                   "schema_version", "seed", "summary", "timer", "solution"}
+# The default s_ref here is live (tiny_task has no bench_configs entry): the solution's pairs
+LIVE_KEYS = {"solution_speedup", "solution_ci", "candidate_over_solution", "ratio_ci"}
+SOLUTION_SUMMARY_KEYS = {"speedup", "ci_low", "ci_high", "period_effect", "solution_median_ns",
+                         "candidate_over_solution", "ratio_ci"}
 SUMMARY_KEYS = {"baseline_median_ns", "by_position_median_ns", "candidate_median_ns", "ci_high", "ci_low",
                 "confidence", "hodges_lehmann", "n_pairs", "outlier_pairs", "p_value", "period_effect", "speedup",
                 "stability", "warnings"}
@@ -36,7 +41,11 @@ def test_score_json_keys_and_exit_codes(run_cli, tmp_path):
     assert doc == json.loads(out.read_text())
     assert set(doc) == SCORE_KEYS and set(doc["comparison"]) == COMPARISON_KEYS
     assert set(doc["comparison"]["summary"]) == SUMMARY_KEYS and set(doc["comparison"]["samples"]) == SAMPLES_KEYS
-    assert set(doc["isolation"]) == ISOLATION_KEYS and doc["verdict"] == "scored" and doc["schema_version"] == 3
+    assert set(doc["isolation"]) == ISOLATION_KEYS and doc["verdict"] == "scored" and doc["schema_version"] == 4
+    assert set(doc["live_s_ref"]) == LIVE_KEYS and doc["s_ref_source"] == "live"
+    assert set(doc["comparison"]["solution"]) == {"samples", "summary"}
+    assert set(doc["comparison"]["solution"]["samples"]) == SAMPLES_KEYS
+    assert set(doc["comparison"]["solution"]["summary"]) == SOLUTION_SUMMARY_KEYS
     rejected = run_cli("score", TASK, FIX / "candidates" / "wrong_values.py", "--json", *FAST)
     assert rejected.returncode == 1
     doc = json.loads(rejected.stdout)

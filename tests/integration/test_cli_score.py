@@ -1,5 +1,6 @@
 """`perfbench score` as a user runs it: exit codes, one-line errors, JSON, nothing half-written."""
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -7,9 +8,11 @@ import pytest
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 TASK = FIX / "tiny_task"
 KB = FIX / "kernelbench"
-# One worker process where the test is about something else; test_scored_json_and_out runs the
-# default (3 processes).
-FAST = ["--pairs", "6", "--max-pairs", "6", "--timeout", "20", "--processes", "1"]
+# One worker process and s_ref from the task where the test is about something else;
+# test_scored_json_and_out runs the defaults (3 processes; s_ref live: tiny_task has no
+# bench_configs entry).
+PAIRS = ["--pairs", "6", "--max-pairs", "6", "--timeout", "20"]
+FAST = [*PAIRS, "--s-ref", "table", "--processes", "1"]
 KB_SMALL = ["--device", "cpu", "--set", "batch_size=32", "--set", "in_features=64", "--set", "out_features=48"]
 
 
@@ -22,23 +25,54 @@ def _one_line(proc, code, needle):
 
 def test_scored_json_and_out(run_cli, tmp_path):
     out = tmp_path / "verdict.json"
-    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--out", out, *FAST[:-2])
+    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--out", out, *PAIRS)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc == json.loads(out.read_text())
     stopping = doc["comparison"]["extra"]["stopping"]
     assert doc["comparison"]["config"]["processes"] == 3 and stopping["processes"] == 3
-    # All three worker processes measured, unless the reward was settled after the second.
+    # No s_ref to decide on before the run (it is measured live): every process measures, unless
+    # the speedup's CI reached its target after the second.
     assert set(doc["comparison"]["samples"]["processes"]) == set(range(stopping["processes_run"]))
-    assert (stopping["processes_run"], stopping["decision"] is None) in ((3, True), (2, False))
+    assert stopping["s_ref"] is None and stopping["decision"] in (None, "ci_target")
     assert doc["verdict"] == "scored" and doc["reasons"] == []
-    assert doc["s_ref"] == 1.5 and doc["s_ref_source"] == "task default"
-    assert doc["r_perf"] == 0.0 or doc["speedup"] > 1.5
-    assert len(doc["comparison"]["samples"]["baseline_ns"]) >= 6
-    assert any("no bench_configs entry" in w for w in doc["warnings"])
+    # s_ref live: the solution's pairs, as many as the candidate's, interleaved with them
+    solution = doc["comparison"]["solution"]
+    assert doc["s_ref_source"] == "live" and doc["s_ref"] == pytest.approx(solution["summary"]["speedup"])
+    assert len(solution["samples"]["baseline_ns"]) == len(doc["comparison"]["samples"]["baseline_ns"]) >= 6
+    live = doc["live_s_ref"]
+    assert live["solution_speedup"] == doc["s_ref"]
+    assert live["candidate_over_solution"] == pytest.approx(doc["speedup"] / doc["s_ref"])
+    assert live["ratio_ci"][0] <= live["candidate_over_solution"] <= live["ratio_ci"][1]
+    s, s_ref = doc["speedup"], doc["s_ref"]
+    if s_ref <= 1:
+        assert doc["r_perf"] is None
+    else:
+        assert doc["r_perf"] == pytest.approx(0.0 if s <= s_ref else min(1.0, math.log(s / s_ref) / math.log(s_ref)))
     # CPU timing locks no clock, and the verdict says why
     assert doc["clock_control"]["status"] == "not_applicable"
     assert "CPU timing" in doc["clock_control"]["reason"]
+
+
+def test_s_ref_table_takes_the_task_default_and_says_so(run_cli):
+    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--quiet", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["s_ref"] == 1.5 and doc["s_ref_source"] == "task default" and doc["live_s_ref"] is None
+    assert doc["comparison"]["solution"] is None
+    assert any("no bench_configs entry" in w for w in doc["warnings"])
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--s-ref", "fast"], "--s-ref: expected a number > 1 or one of auto|live|table"),
+    (["--s-ref", "0.5"], "s_ref must be > 1")])
+def test_a_bad_s_ref_is_one_line(run_cli, args, needle):
+    _one_line(run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", *args), 2, needle)
+
+
+def test_live_s_ref_on_a_kernelbench_problem_is_one_line(run_cli):
+    proc = run_cli("score", KB / "19_ReLU_matmul.py", KB / "model_new_fused.py", *KB_SMALL, "--s-ref", "live")
+    _one_line(proc, 2, "--s-ref live times the task's solution.py")
 
 
 def test_rejected_exit_1_with_reason(run_cli, tmp_path):

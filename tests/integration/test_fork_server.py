@@ -71,7 +71,7 @@ def test_exit_status_through_a_real_candidate(tmp_path):
     from perfbench.timing.sampler import SamplerConfig
 
     fix = Path(__file__).resolve().parents[1] / "fixtures"
-    cfg = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), processes=1)
+    cfg = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), processes=1, s_ref_policy="table")
     r = score(fix / "tiny_task", fix / "candidates" / "exits.py", cfg)
     assert [x.code for x in r.reasons] == ["candidate.exited"], r.reasons
     assert "status 3" in r.reasons[0].message and r.isolation["zygote_startup_ms"] > 0

@@ -11,7 +11,7 @@ from perfbench.timing.sampler import SamplerConfig
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 QUICK = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), call_timeout_s=20,
-                    check_seeds=1, processes=1)
+                    check_seeds=1, processes=1, s_ref_policy="table")
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from perfbench.timing.sampler import SamplerConfig
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 TASK = FIX / "tiny_task"
 QUICK = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), call_timeout_s=20,
-                    check_seeds=2, processes=2)
+                    check_seeds=2, processes=2, s_ref_policy="table")
 
 REJECTIONS = {
     "wrong_values": "correctness.mismatch",
@@ -141,14 +141,14 @@ def test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds
 
     drawn = []   # per process: (the sampler's seed, the block seeds the baseline was handed)
 
-    def recording(base_side, cand_side, cfg, *, seed, **kw):
+    def recording(base_side, others, cfg, *, seed, **kw):
         blocks, run_block = [], base_side.run_block
         base_side.run_block = lambda iters, s: blocks.append(s) or run_block(iters, s)
         drawn.append((seed, blocks))
-        return real(base_side, cand_side, cfg, seed=seed, **kw)
+        return real(base_side, others, cfg, seed=seed, **kw)
 
-    real = timing_run.sample_pairs
-    monkeypatch.setattr(timing_run, "sample_pairs", recording)
+    real = timing_run.sample_interleaved
+    monkeypatch.setattr(timing_run, "sample_interleaved", recording)
     cfg = dataclasses.replace(QUICK, processes=3, s_ref=1e9, stop_early=True)
     r = score(TASK, FIX / "candidates" / "honest_fast.py", cfg)
     assert r.verdict == "scored", r.reasons

@@ -22,7 +22,8 @@ ALL_TASKS = sorted(p.parent.name for p in (REPO / "tasks").glob("*/task.toml"))
 SPECS = {n: load_task(REPO / "tasks" / n) for n in ALL_TASKS}
 CPU_PERF = [n for n, s in SPECS.items() if s.kind == "perf" and s.device == "cpu"]
 TRITON = [n for n, s in SPECS.items() if s.family == "triton"]
-CFG = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=8, warmup_s=0.05), check_seeds=2, processes=2)
+CFG = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=8, warmup_s=0.05), check_seeds=2, processes=2,
+                  s_ref_policy="table")
 
 
 def test_the_suite_covers_three_families_both_kinds_and_a_dozen_tasks():

@@ -234,7 +234,7 @@ def test_only_the_baseline_reports_the_clock():
     from perfbench.tasks import load_task
 
     spec = load_task(Path(__file__).parents[1] / "fixtures" / "tiny_task")
-    base, make_cand = build_sides(spec, None, "cuda", None, SideSettings(1.0, None, 1.0), object(), object(), 0)
+    base, make_cand, _ = build_sides(spec, None, "cuda", None, SideSettings(1.0, None, 1.0), object(), object(), 0)
     cand = make_cand()
     assert base.probe is not None and cand.probe is None
     mon = ProbedMonitor(None, base.probe)
