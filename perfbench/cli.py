@@ -16,10 +16,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import click
 
 from .cli_batch import score_batch
+from .cli_clocks import clock_request, clocks_group
 from .cli_output import write_json
 from .cli_scorch import scorch
 from .cli_tasks import tasks_group
-from .errors import EXIT_USAGE, PerfbenchError
+from .errors import PerfbenchError
 from .termination import handle_termination
 from .version import __version__
 
@@ -40,18 +41,6 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="perfbench")
 def main() -> None:
     """perfbench: is this kernel faster than that one, and is it right?"""
-
-
-def clock_request(policy: str, *, require: bool = False, dry_run: bool = False, mem_mhz: int | None = None):
-    from .device.clocks import ClockRequest
-    from .errors import UsageError
-
-    try:
-        if policy.isdigit():
-            return ClockRequest("mhz", sm_mhz=int(policy), mem_mhz=mem_mhz, require=require, dry_run=dry_run)
-        return ClockRequest(policy, mem_mhz=mem_mhz, require=require, dry_run=dry_run)
-    except ValueError as exc:
-        raise UsageError(f"--clocks: {exc}") from None
 
 
 def _score_config(*, pairs: int | None = None, max_pairs: int | None = None, budget: float | None = None,
@@ -316,59 +305,10 @@ def selfcheck(device, quick, as_json, out_dir, skip_tasks):
     click.echo(json.dumps(report, indent=2, default=str) if as_json else selfcheck_table(report))
 
 
-@main.group()
-def clocks():
-    """Show, lock or reset GPU clocks (NVML)."""
-
-
-@clocks.command("show")
-@click.option("--device", default="cuda", show_default=True)
-def clocks_show(device):
-    """Current, base and max clocks and throttle reasons (read-only)."""
-    from .device.session import describe
-
-    for k, v in describe(device).items():
-        click.echo(f"{k:<14} {v}")
-
-
-@clocks.command("lock")
-@click.option("--device", default="cuda", show_default=True)
-@click.option("--policy", default="base", show_default=True, help="base | max | a number of MHz.")
-@click.option("--mem-mhz", type=int, default=None, help="Also lock the memory clock.")
-@click.option("--dry-run", is_flag=True, help="Verify mode: check what would happen, change nothing.")
-def clocks_lock(device, policy, mem_mhz, dry_run):
-    """Lock the GPU clocks until `perfbench clocks reset` (verify first with --dry-run)."""
-    from .device.clocks import ClockLock
-    from .device.session import connect, gpu_warmup
-    from .device.check import check_device
-
-    nvml, bus, why = connect(check_device(device))
-    lock = ClockLock(nvml, bus, clock_request(policy, dry_run=dry_run, mem_mhz=mem_mhz),
-                     warmup=None if dry_run else gpu_warmup(device), unavailable_reason=why, persistent=True)
-    with lock:
-        c = lock.control
-    click.echo(f"{c.status}: target {c.target_sm_mhz} MHz, measured {c.measured_sm_mhz} MHz {c.reason}".rstrip())
-    sys.exit(0 if c.status in ("locked", "dry_run") else EXIT_USAGE)
-
-
-@clocks.command("reset")
-@click.option("--device", default="cuda", show_default=True)
-def clocks_reset(device):
-    """Undo a lock perfbench made whose owner is gone (never a lock someone else made)."""
-    from .device.clocks import reset_stale
-    from .device.session import connect
-    from .errors import EnvironmentUnavailable
-    from .device.check import check_device
-
-    nvml, bus, why = connect(check_device(device))
-    if nvml is None:
-        raise EnvironmentUnavailable(f"cannot reset clocks: {why}")
-    click.echo(reset_stale(nvml, bus))
-
-
 main.add_command(scorch)
 main.add_command(score_batch)
 main.add_command(tasks_group)
+main.add_command(clocks_group)
 
 
 def entry() -> None:
