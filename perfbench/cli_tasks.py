@@ -39,18 +39,21 @@ def tasks_group() -> None:
 
 
 @tasks_group.command("list")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False), required=False)
 @click.option("--dir", "tasks_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Where the task directories are (default: the repository's tasks/).")
-def tasks_list(tasks_dir):
-    """Each task: kind, device, family, and this machine's s_ref (valid, invalid or none)."""
+              help="Where the task directories are (default: the repository's tasks/); or give DIRECTORY.")
+def tasks_list(directory, tasks_dir):
+    """Each task in DIRECTORY (perfbench task directories and GPU MODE problem directories): kind,
+    device, family, and this machine's s_ref (valid, invalid or none)."""
     from .errors import UsageError
+    from .gpumode import is_problem_dir
     from .tasks import load_task
 
-    root = tasks_dir or default_tasks_dir()
+    root = directory or tasks_dir or default_tasks_dir()
     if not root.is_dir():
-        raise UsageError(f"--dir {root}: not a directory")
+        raise UsageError(f"{root}: not a directory")
     rows = [("task", "kind", "device", "family", "s_ref here")]
-    for d in sorted(p for p in root.iterdir() if (p / "task.toml").is_file()):
+    for d in sorted(p for p in root.iterdir() if (p / "task.toml").is_file() or is_problem_dir(p)):
         spec = load_task(d)
         rows.append((spec.name, spec.kind, spec.device, spec.family, s_ref_here(spec)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

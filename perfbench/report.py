@@ -74,7 +74,20 @@ def score_table(r: ScoreResult) -> str:
             lines.append(f"{'reason':<10} {reason.code}: {reason.message}")
         lines.append(f"{'reward':<10} 0 (rejected: not timed)" if r.comparison is None else f"{'reward':<10} 0 (rejected)")
     elif r.task_kind == "perf":
-        lines.append(f"{'gate':<10} PASS ({r.checks} output checks against the float64 reference)")
+        judge = "the problem's check_implementation" if r.benchmarks else "the float64 reference"
+        lines.append(f"{'gate':<10} PASS ({r.checks} output checks against {judge})")
+        for b in r.benchmarks:
+            s = b.comparison.summary.speedup
+            shown = ", ".join(f"{k}={v}" for k, v in b.spec.items() if k != "seed")
+            lines.append(f"{b.name:<10} {s.value:.3f}x  CI [{s.low:.3f}, {s.high:.3f}]  ({shown}; "
+                         f"{b.comparison.samples.n_pairs} pairs)")
+        if r.benchmarks:
+            g = r.speedup
+            lines.append(f"{'speedup':<10} {g.value:.3f}x  {100 * g.confidence:g}% CI [{g.low:.3f}, {g.high:.3f}]  "
+                         f"(geometric mean of {len(r.benchmarks)} benchmarks)")
+            if r.s_ref is not None:
+                lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
+            lines.append(f"{'R_perf':<10} " + ("null (no s_ref)" if r.r_perf is None else f"{r.r_perf:.3f}"))
         c = r.comparison
         if c is not None:
             s = c.summary

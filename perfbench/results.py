@@ -264,6 +264,25 @@ class Reason:
         return {"code": self.code, "message": self.message}
 
 
+@dataclass(frozen=True)
+class BenchmarkComparison:
+    """One benchmark of a problem with several (GPU MODE's `benchmarks:`): its name, the
+    generate_input arguments it was timed on (the seed drawn secretly, not the one shown) and
+    its own comparison."""
+
+    name: str
+    spec: dict[str, Any]
+    comparison: ComparisonResult
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "spec": dict(self.spec), "speedup": self.comparison.speedup,
+                "ci": list(self.comparison.ci), "comparison": self.comparison.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BenchmarkComparison":
+        return cls(d["name"], dict(d["spec"]), ComparisonResult.from_dict(d["comparison"]))
+
+
 VERDICT_SCORED = "scored"
 VERDICT_REJECTED = "rejected"
 # s_ref_source of a score whose s_ref is the solution's speedup in the same run (--s-ref live)
@@ -298,6 +317,7 @@ class ScoreResult:
     clock_control: dict[str, Any] = field(default_factory=dict)  # policy, status, target, reason
     isolation: dict[str, Any] = field(default_factory=dict)  # sandbox layers around the candidate
     threading: dict[str, Any] = field(default_factory=dict)  # CPU: threads, cores, OpenMP wait policy
+    benchmarks: tuple[BenchmarkComparison, ...] = ()   # GPU MODE: one comparison per benchmark
     perfbench_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 
@@ -306,8 +326,10 @@ class ScoreResult:
             raise ValueError(f"verdict must be scored or rejected, got {self.verdict!r}")
         if self.verdict == VERDICT_REJECTED and not self.reasons:
             raise ValueError("a rejection needs at least one reason")
-        if self.verdict == VERDICT_SCORED and self.task_kind == "perf" and self.comparison is None:
+        if self.verdict == VERDICT_SCORED and self.task_kind == "perf" and self.comparison is None and not self.benchmarks:
             raise ValueError("a scored perf result needs a comparison")
+        if self.comparison is not None and self.benchmarks:
+            raise ValueError("one comparison, or one per benchmark, not both")
         if self.s_ref_source == S_REF_LIVE:   # derived from the samples, like every statistic
             if self.verdict == VERDICT_SCORED and (self.comparison is None or self.comparison.solution is None):
                 raise ValueError("a live s_ref needs the solution's samples")
@@ -326,7 +348,15 @@ class ScoreResult:
             return None
         if self.s_ref <= 1.0:    # live: the solution did not beat the baseline here (a warning says so)
             return None
-        return r_perf(self.comparison.speedup, self.s_ref)
+        return r_perf(self.speedup.value, self.s_ref)
+
+    @property
+    def speedup(self) -> stats.Estimate | None:
+        """The candidate's speedup with its CI: the comparison's, or the geometric mean of the
+        benchmarks' (GPU MODE); None when not timed."""
+        if self.benchmarks:
+            return stats.geometric_mean([b.comparison.summary.speedup for b in self.benchmarks])
+        return self.comparison.summary.speedup if self.comparison is not None else None
 
     @property
     def live_s_ref(self) -> dict[str, Any] | None:
@@ -360,15 +390,16 @@ class ScoreResult:
             "task": self.task, "task_kind": self.task_kind, "candidate": self.candidate,
             "device": self.device, "verdict": self.verdict,
             "reasons": [r.to_dict() for r in self.reasons], "checks": self.checks, "seed": self.seed,
-            "speedup": c.speedup if c else None, "ci": list(c.ci) if c else None,
-            "p_value": c.p_value if c else None,
+            "speedup": self.speedup.value if self.speedup else None,
+            "ci": [self.speedup.low, self.speedup.high] if self.speedup else None,
+            "p_value": c.p_value if c else None,   # (per benchmark, in benchmarks[].comparison, for several)
             "s_ref": self.s_ref, "s_ref_source": self.s_ref_source, "live_s_ref": self.live_s_ref,
             "r_perf": self.r_perf, "r_impl": self.r_impl, "reward": self.reward,
             "tests_passed": self.tests_passed, "tests_total": self.tests_total,
             "warnings": list(self.warnings), "overrides": dict(self.overrides),
             "comparison": c.to_dict() if c else None, "worker_logs": dict(self.worker_logs),
             "clock_control": dict(self.clock_control), "isolation": dict(self.isolation),
-            "threading": dict(self.threading),
+            "threading": dict(self.threading), "benchmarks": [b.to_dict() for b in self.benchmarks],
         }
 
     @classmethod
@@ -384,4 +415,5 @@ class ScoreResult:
                    warnings=tuple(d.get("warnings", ())), overrides=dict(d.get("overrides", {})),
                    worker_logs=dict(d.get("worker_logs", {})), clock_control=dict(d.get("clock_control", {})),
                    isolation=dict(d.get("isolation", {})), threading=dict(d.get("threading", {})),
+                   benchmarks=tuple(BenchmarkComparison.from_dict(b) for b in d.get("benchmarks", ())),
                    perfbench_version=d["perfbench_version"])

@@ -14,10 +14,12 @@ from typing import Any, Callable, Collection, Sequence
 
 import torch
 
+from .correctness import Failure, OutputRecord
 from .errors import CandidateRejected, UsageError
+from .gpumode import GpuModeProblem
 from .loading import describe_exception, get_callable, load_module
 from .outputs import as_outputs
-from .tasks import FORMAT_KERNELBENCH, TaskSpec
+from .tasks import FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
 
 
 # Below this much serial work (calls x the size's first call) a block's inputs are made serially.
@@ -68,7 +70,13 @@ class TaskProgram:
         self.spec = spec
         self.device = device
         self.init_seed = init_seed
-        if spec.format == FORMAT_KERNELBENCH:
+        self._gpumode: GpuModeProblem | None = None
+        if spec.format == FORMAT_GPUMODE:
+            # --device cpu for a CUDA problem: what it makes on cuda is made here (gpumode.cuda_on_cpu)
+            self._gpumode = GpuModeProblem(spec.root, spec.cases, on_cpu=device == "cpu")
+            self._make = self._gpumode.inputs
+            self._reference = self._reference_model = None
+        elif spec.format == FORMAT_KERNELBENCH:
             self._problem = load_module(spec.root)
             for key, value in spec.overrides.items():
                 setattr(self._problem, key, value)
@@ -83,7 +91,9 @@ class TaskProgram:
         # Input sets are made on threads only by a maker that keeps to its own generator
         # (docs/tasks.md).  A KernelBench problem seeds the global RNG; a maker seen to move the
         # global RNG is never threaded again.
-        self._threaded_inputs = spec.format != FORMAT_KERNELBENCH
+        # A GPU MODE problem run on the CPU makes its inputs under gpumode.cuda_on_cpu, which swaps
+        # torch.Generator for the whole process while it runs: one thread at a time.
+        self._threaded_inputs = spec.format != FORMAT_KERNELBENCH and not (self._gpumode and self._gpumode.on_cpu)
         self._input_call_s: dict[str, float] = {}   # per size: its first call's time
 
     # -- inputs and reference (trusted) -------------------------------------------------------
@@ -136,10 +146,31 @@ class TaskProgram:
 
     def reference(self, inputs: tuple) -> list[torch.Tensor]:
         with torch.no_grad():
+            if self._gpumode is not None:
+                return as_outputs(self._gpumode.reference(inputs))
             return as_outputs(self._reference_fn()(*inputs))
+
+    @property
+    def judges_itself(self) -> bool:
+        """Whether `judge` decides (so no reference output need be computed for a check)."""
+        return self._gpumode is not None
+
+    def judge(self, inputs: tuple, outs: list[OutputRecord]) -> list[Failure] | None:
+        """The task's own verdict on one call's outputs (GPU MODE: check_implementation, which may
+        let a call write into its inputs), or None where perfbench's comparison decides."""
+        if self._gpumode is None:
+            return None
+        if len(outs) != 1 or outs[0].tensor is None:
+            return [Failure("output.structure", f"{len(outs)} outputs ({', '.join(o.type_name for o in outs)}); "
+                                                "custom_kernel returns one tensor")]
+        with torch.no_grad():   # (values read back arrive on the CPU; the reference runs on the device)
+            message = self._gpumode.check(inputs, outs[0].tensor.to(self.device))
+        return [] if message is None else [Failure("correctness.mismatch", f"check_implementation: {message[:300]}")]
 
     def oracle(self, inputs: tuple) -> list[torch.Tensor] | None:
         """The reference computed in float64 (None if the task's reference cannot run so)."""
+        if self._gpumode is not None:
+            return None   # the problem's check_implementation judges, at its own tolerance
         fn = self._reference_fn()
         if self._reference_model is not None:
             fn = copy.deepcopy(self._reference_model).to(torch.float64)
@@ -158,6 +189,11 @@ class TaskProgram:
 
     def load_callable(self, path: Path, *, untrusted: bool) -> Callable[..., Any]:
         """The function (or KernelBench model) in `path` that is timed and checked."""
+        if self._gpumode is not None:   # ref_kernel (the baseline) or custom_kernel, called with data
+            if path.resolve() == self.spec.file("reference").resolve():
+                return self._gpumode.wrap(self._gpumode.ref_kernel)
+            module = load_module(path, untrusted=untrusted)
+            return self._gpumode.wrap(get_callable(module, self.spec.entry_point, path, untrusted=untrusted))
         if self.spec.format == FORMAT_KERNELBENCH and path.resolve() == self.spec.root:
             return self._build(get_callable(self._problem, "Model", path))  # the baseline
         module = load_module(path, untrusted=untrusted)

@@ -1,5 +1,6 @@
-"""Task directories (and KernelBench problem files): parsing, validation of the format, and the
-trusted pieces the scorer runs itself (input maker, reference).
+"""Task directories (and KernelBench problem files; GPU MODE problem directories, gpumode.py):
+parsing, validation of the format, and the trusted pieces the scorer runs itself (input maker,
+reference).
 
 A task directory holds task.toml, reference.py, baseline.py, solution.py, inputs.py and
 optionally starter.py and tests/ (impl tasks).  A single .py file with `Model`, `get_inputs`
@@ -15,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .gpumode import FORMAT_GPUMODE
+from .gpumode import is_problem_dir as is_gpumode_dir
+from .gpumode import load as load_gpumode
 
 # How a CUDA task's calls may be timed (timing/modes.py chooses among them): part of the format.
 TIMING_MODES = ("events", "graph", "auto")
@@ -23,6 +27,7 @@ KINDS = ("perf", "impl")
 DEVICES = ("cpu", "cuda")
 FORMAT_DIR = "task_dir"
 FORMAT_KERNELBENCH = "kernelbench"
+FORMATS = (FORMAT_DIR, FORMAT_KERNELBENCH, FORMAT_GPUMODE)
 # CPU threads per side when a task does not say: the one setting every host can honour, so a
 # task's s_ref does not change with the number of cores of whoever calibrated it.
 DEFAULT_CPU_THREADS = 1
@@ -55,6 +60,8 @@ class TaskSpec:
     packages: tuple[str, ...] = ()           # [sandbox] packages: installed packages shown with their source tree
     family: str = "python"                   # what the solution is written in (FAMILIES)
     timing_mode: str = "events"              # [timing] mode: CUDA events | graph | auto (timing/cuda.py)
+    cases: dict[str, dict] = field(default_factory=dict)   # GPU MODE: size name -> generate_input's kwargs
+    benchmarks: tuple[str, ...] = ()         # GPU MODE: the sizes timed, one comparison each
 
     def file(self, role: str) -> Path:
         """Path of reference/baseline/solution/starter/inputs (task_dir format)."""
@@ -71,7 +78,8 @@ class TaskSpec:
                 "atol": self.atol, "min_pairs": self.min_pairs, "s_ref_default": self.s_ref_default,
                 "overrides": dict(self.overrides), "threads": self.threads,
                 "omp_wait_policy": self.omp_wait_policy, "shared": list(self.shared), "family": self.family,
-                "timing_mode": self.timing_mode, "packages": list(self.packages)}
+                "timing_mode": self.timing_mode, "packages": list(self.packages),
+                "cases": {k: dict(v) for k, v in self.cases.items()}, "benchmarks": list(self.benchmarks)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
@@ -80,6 +88,7 @@ class TaskSpec:
         d["sizes"] = tuple(d["sizes"])
         d["shared"] = tuple(d.get("shared", ()))
         d["packages"] = tuple(d.get("packages", ()))
+        d["benchmarks"] = tuple(d.get("benchmarks", ()))
         return cls(**d)
 
 
@@ -100,13 +109,15 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     p = Path(path).expanduser()
     if p.is_file() and p.suffix == ".py":
         return _load_kernelbench(p.resolve(), overrides or {})
-    if overrides:
-        raise UsageError("--set applies only to KernelBench problem files")
     if not p.is_dir():
         raise UsageError(f"{path}: no such task directory")
     toml_path = p / "task.toml"
+    if not toml_path.is_file() and is_gpumode_dir(p):
+        return TaskSpec(**load_gpumode(p, overrides or {}))
+    if overrides:
+        raise UsageError("--set applies only to KernelBench problem files and GPU MODE benchmarks")
     if not toml_path.is_file():
-        raise UsageError(f"{toml_path}: missing (a task directory needs task.toml)")
+        raise UsageError(f"{p}: neither a perfbench task (no task.toml) nor a GPU MODE problem (no task.yml)")
     try:
         doc = tomllib.loads(toml_path.read_text())
     except tomllib.TOMLDecodeError as exc:

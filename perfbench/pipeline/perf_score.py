@@ -13,10 +13,10 @@ from typing import Callable
 from .. import bench_configs, tamper
 from ..device.fingerprint import fingerprint
 from ..errors import CandidateRejected, UsageError
-from ..results import (S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, ComparisonResult, PairedSamples, Reason,
-                       ScoreResult)
+from ..results import (S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, BenchmarkComparison, ComparisonResult,
+                       PairedSamples, Reason, ScoreResult)
 from ..task_runtime import TaskProgram
-from ..tasks import FORMAT_DIR, FORMAT_KERNELBENCH, TaskSpec
+from ..tasks import FORMAT_DIR, FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
 from ..timing.sampler import ProgressFn, SamplerConfig
 from ..timing.stopping import StoppingRule, interim_decision
 from .baseline_pool import BaselinePool
@@ -52,7 +52,7 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datet
         return spec.s_ref_default, "task default", [
             f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="
             f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"], None
-    if spec.format == FORMAT_KERNELBENCH:   # a problem file: the speedup is the answer (KernelBench's own)
+    if spec.format in (FORMAT_KERNELBENCH, FORMAT_GPUMODE):   # a problem: the speedup is the answer
         return None, "none", [f"no s_ref for {spec.name} on {key}: the speedup is scored, R_perf is null; "
                               "pass --s-ref or run `perfbench calibrate` for a reward"], None
     raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")
@@ -71,17 +71,50 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
     sampler_cfg = _sampler_config(spec, cfg)
     base = dict(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device, seed=master,
                 overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
-    baseline_file = spec.root if spec.format == FORMAT_KERNELBENCH else spec.file("baseline")
+    baseline_file = {FORMAT_KERNELBENCH: spec.root, FORMAT_GPUMODE: spec.file("reference")}.get(
+        spec.format, spec.file("baseline"))
+    if spec.format == FORMAT_GPUMODE and spec.device == "cuda" and device == "cpu":
+        base["warnings"] += (f"{spec.name} is a CUDA problem run on the CPU (--device cpu): the tensors and "
+                             "generators its code asks for on cuda were made on the CPU (docs/tasks.md)",)
     if threading is not None:
         base["threading"] = threading.to_dict()
         if threading.oversubscribed:
             base["warnings"] += (f"{spec.name} asks for {spec.threads} threads; this process may use only "
                                  f"{len(threading.cpus)} cores, so threads share them",)
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
-    run = TimingRun(RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading,
-                             init_seed, probe_seed, master, solution_file), say, progress, baselines, start.servers,
-                    start.nondumpable)
+    setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, init_seed,
+                     probe_seed, master, solution_file)
     rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci)
+    if not spec.benchmarks:
+        timed = _time(setup, rule, check_seeds, base, fp, calibration, start, say, progress, baselines)
+        if isinstance(timed, ScoreResult):
+            return timed
+        comparison, checks, logs = timed
+        return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks, comparison=comparison,
+                           worker_logs=logs, **base)
+    # GPU MODE: the gate (the tests) once, then each benchmark timed on its own
+    benchmarks, checks, logs = [], 0, {}
+    for i, name in enumerate(spec.benchmarks):
+        say(f"benchmark {i + 1} of {len(spec.benchmarks)}: {spec.cases[name]}")
+        one = dataclasses.replace(setup, spec=dataclasses.replace(spec, timed_size=name), gate=i == 0)
+        timed = _time(one, rule, check_seeds, base, fp, calibration, start, say, progress, baselines)
+        if isinstance(timed, ScoreResult):
+            return timed
+        comparison, n, logs = timed
+        checks += n
+        benchmarks.append(BenchmarkComparison(name, spec.cases[name], comparison))
+    return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks, benchmarks=tuple(benchmarks),
+                       worker_logs=logs, **base)
+
+
+def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dict, fp: dict,
+          calibration: bench_configs.SRef | None, start: ScorerStart, say: Callable[[str], None],
+          progress: ProgressFn | None, baselines: BaselinePool | None
+          ) -> tuple[ComparisonResult, int, dict[str, str]] | ScoreResult:
+    """The worker processes of one timed size: its comparison, the checks run and the
+    candidate's log; or the rejection.  Adds its warnings to `base`."""
+    spec, device, cfg, sampler_cfg, master = setup.spec, setup.device, setup.cfg, setup.sampler, setup.master
+    run = TimingRun(setup, say, progress, baselines, start.servers, start.nondumpable)
     decision = None
     try:
         for j in range(cfg.processes):
@@ -106,7 +139,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
         base["warnings"] += (f"{slowdown}; blocks of different sizes or outside load can cause this, "
                              "so it is reported, not scored",)
     comparison = ComparisonResult(
-        baseline=str(baseline_file), candidate=str(cand_path), device=device,
+        baseline=str(setup.baseline_file), candidate=str(setup.cand_path), device=device,
         timer="cuda_events" if device.startswith("cuda") else "scorer_wall_clock", seed=master,
         samples=samples, fingerprint=fp,
         config=dict(sampler_cfg.to_dict(), processes=cfg.processes, confidence=rule.reported_confidence(decision)),
@@ -118,12 +151,11 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
                                    (("baseline", cfg.base_packages), ("candidate", cfg.cand_packages)) if sources},
                **merge_diagnostics(run.diagnostics)},
         solution=PairedSamples.concat(run.solution_parts) if run.solution_parts else None)
-    base["warnings"] += comparison.warnings   # (order_effect)
+    base["warnings"] += tuple(w for w in comparison.warnings if w not in base["warnings"])   # (order_effect)
     if comparison.solution is not None and comparison.solution_summary.speedup.value <= 1.0:
         base["warnings"] += (f"live s_ref: the task's solution ran {comparison.solution_summary.speedup.value:.3f}x "
                              "the baseline here, not faster, so there is no s_ref to reward against: R_perf is null",)
-    return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=run.checks, comparison=comparison,
-                       worker_logs=run.logs, **base)
+    return comparison, run.checks, run.logs
 
 
 # Scored blocks last at least this long: the wall-clock tamper checks have a few ms of

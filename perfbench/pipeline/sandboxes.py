@@ -15,7 +15,8 @@ from ..isolation.fork_server import ForkServer
 from ..isolation.sandbox import make_nondumpable
 from ..isolation.warm_server import WarmParent, WarmParents
 from ..isolation.worker_view import package_source_tree, refuse_if_holding
-from ..tasks import FORMAT_KERNELBENCH, TaskSpec
+from ..gpumode import utils_dir
+from ..tasks import FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
 from .config import PackageSource, ScoreConfig
 
 
@@ -31,6 +32,13 @@ def candidate_files(spec: TaskSpec, cand_path: Path,
     cand = cand_path.resolve()
     if spec.format == FORMAT_KERNELBENCH:
         return (str(cand), str(spec.root.resolve())), ()
+    if spec.format == FORMAT_GPUMODE:   # task.py, utils.py, reference.py (public; the worker makes inputs from it)
+        root = spec.root.resolve()
+        files = [f for f in root.iterdir() if f.is_file() and f.suffix in (".py", ".yml")]
+        u = utils_dir(root)
+        files += [u / "utils.py"] if u is not None and u != root else []
+        # (only those files: the other submissions under solutions/ stay out of sight)
+        return (str(cand), *sorted(str(f) for f in files if f.resolve() != cand)), ()
     secret = {spec.file(role).resolve() for role in ("solution", "reference")} - {cand}
     root = spec.root.resolve()
     task_files = sorted(str(f) for f in root.iterdir() if f.is_file() and f.resolve() not in secret)

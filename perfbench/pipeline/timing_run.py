@@ -48,6 +48,7 @@ class RunSetup:
     probe_seed: int
     master: int
     solution_file: Path | None = None   # s_ref live: the task's solution, timed against the baseline too
+    gate: bool = True                   # process 0 runs the correctness gate (GPU MODE: the first benchmark's)
 
 
 class TimingRun:
@@ -161,7 +162,7 @@ class TimingRun:
                 load_side(cand, spec, su.device, su.cand_path, cfg, su.init_seed, su.probe_seed,
                           self.timing_mode or "events")
                 cand_side = make_cand_side()
-                if first:
+                if first and su.gate:
                     self.say(f"correctness gate: {len(spec.sizes)} sizes x {len(gate_seeds)} seeds")
                     self.checks, fails = gate(cand, su.program, gate_seeds, cfg.call_timeout_s,
                                               cand_side if isinstance(cand_side, ArenaSide) else None)

@@ -43,7 +43,7 @@ def test_json_and_out_file(run_cli, write, tmp_path):
     proc = run_cli("compare", "a.py", "b.py", "--json", "--out", "r.json", "--seed", "5", *QUICK)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["seed"] == 5 and doc["schema_version"] == 3
+    assert doc["seed"] == 5 and doc["schema_version"] == 4
     base, cand = doc["samples"]["baseline_ns"], doc["samples"]["candidate_ns"]
     first = doc["samples"]["baseline_first"]
     assert len(base) == len(cand) == len(first) == 6 and doc["summary"]["n_pairs"] == 6 and sum(first) == 3

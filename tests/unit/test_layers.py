@@ -6,7 +6,7 @@ The layers, bottom to top:
 
     0 core       errors, stats, scoring, tamper, results, crossover, version, host, procfs, heap,
                  timing.stopping
-    1 task       tasks, task_runtime, loading, correctness, outputs, bench_configs, native, impl_*
+    1 task       tasks, task_runtime, loading, correctness, outputs, bench_configs, native, impl_*, gpumode
     2 timing     timing.*
     3 device     device.*
     4 isolation  isolation.*
@@ -26,12 +26,12 @@ LAYERS = {
     0: ("errors", "stats", "scoring", "tamper", "results", "crossover", "version", "host", "procfs", "heap",
         "timing.stopping"),
     1: ("tasks", "task_runtime", "loading", "correctness", "outputs", "bench_configs", "native", "impl_tests",
-        "impl_plugin"),
+        "impl_plugin", "gpumode"),
     2: ("timing",),
     3: ("device",),
     4: ("isolation",),
     5: ("pipeline", "selfcheck", "batch", "sparse", "adapters", "noise", "report", "termination"),
-    6: ("", "cli", "cli_batch", "cli_output", "cli_scorch", "cli_tasks", "pytest_plugin"),
+    6: ("", "cli", "cli_batch", "cli_clocks", "cli_output", "cli_scorch", "cli_tasks", "pytest_plugin"),
 }
 # (importer, imported) pairs that break the contract today; each one is a thing to fix.  (The
 # three the first version of this test pinned are fixed: procfs.py and host.openmp_runtime moved

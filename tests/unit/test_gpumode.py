@@ -1,0 +1,131 @@
+"""GPU MODE problem directories (#41): the format read as GPU MODE's runner reads it, its errors
+named, and the problem's own code run on the CPU (--device cpu).  The problem under
+tests/fixtures/gpumode was written for these tests (y = 2x + 1, into the output handed in);
+its utils.py sits in the parent folder, as in reference-kernels."""
+import math
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from perfbench import stats
+from perfbench.correctness import record_of
+from perfbench.errors import UsageError
+from perfbench.gpumode import GpuModeProblem, cuda_on_cpu
+from perfbench.task_runtime import TaskProgram
+from perfbench.tasks import FORMAT_GPUMODE, load_task
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "gpumode"
+PROBLEM = FIX / "axpb_py"
+
+
+def test_a_problem_directory_is_read_as_gpu_mode_reads_it():
+    spec = load_task(PROBLEM)
+    assert (spec.format, spec.kind, spec.device, spec.entry_point, spec.family) == (
+        FORMAT_GPUMODE, "perf", "cuda", "custom_kernel", "gpu-mode")
+    assert spec.sizes == ("test0", "test1") and spec.benchmarks == ("benchmark0", "benchmark1")
+    assert spec.cases["test1"] == {"size": 1000, "seed": 12} and spec.cases["benchmark1"] == {"size": 16384, "seed": 22}
+    assert spec.file("reference") == PROBLEM / "reference.py"
+    assert type(spec).from_dict(spec.to_dict()) == spec   # (what the workers are sent)
+
+
+def test_set_cuts_the_benchmarks_for_a_cpu_check():
+    spec = load_task(PROBLEM, {"size": "512", "benchmarks": "1"})
+    assert spec.benchmarks == ("benchmark0",) and spec.cases["benchmark0"] == {"size": 512, "seed": 22}
+    assert spec.cases["test0"] == {"size": 64, "seed": 11}   # the gate keeps its tests
+    with pytest.raises(UsageError, match="--set sise: generate_input takes no 'sise' \\(it takes seed, size\\)"):
+        load_task(PROBLEM, {"sise": "8"})
+    with pytest.raises(UsageError, match="--set benchmarks=5: expected indices"):
+        load_task(PROBLEM, {"benchmarks": "5"})
+
+
+def _copy(tmp_path: Path) -> Path:
+    shutil.copytree(FIX, tmp_path / "set")
+    return tmp_path / "set" / "axpb_py"
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda p: (p / "reference.py").unlink(), "a GPU MODE problem needs reference.py"),
+    (lambda p: (p / "task.yml").write_text((p / "task.yml").read_text().replace('{"size": 64', '{"sise": 64')),
+     "tests[0]: generate_input takes no 'sise' (it takes seed, size)"),
+    (lambda p: (p / "reference.py").write_text((p / "reference.py").read_text().replace("def check_implementation",
+                                                                                      "def check")),
+     "defines no check_implementation"),
+    (lambda p: (p / "task.yml").write_text("tests: [1, 2]\nbenchmarks: []\n"), "`tests:` must be a non-empty list"),
+    (lambda p: (p / "task.yml").unlink(), "neither a perfbench task (no task.toml) nor a GPU MODE problem (no task.yml)"),
+])
+def test_a_malformed_problem_names_what_is_wrong(tmp_path, edit, message):
+    p = _copy(tmp_path)
+    edit(p)
+    with pytest.raises(UsageError) as exc:
+        load_task(p)
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_the_problem_runs_on_the_cpu_with_its_own_judge():
+    problem = GpuModeProblem(PROBLEM, load_task(PROBLEM).cases, on_cpu=True)
+    x, out = problem.inputs(1234, "test1")
+    assert x.device.type == "cpu" and x.shape == (1000,) and problem.tuple_data
+    again, other = problem.inputs(1234, "test1"), problem.inputs(99, "test1")
+    assert torch.equal(again[0], x) and not torch.equal(other[0], x)   # the seed is the one passed, not task.yml's
+    before = out.clone()
+    expected = problem.reference((x, out))
+    assert torch.equal(out.view(torch.int32), before.view(torch.int32))   # the reference wrote into a copy
+    assert torch.allclose(expected, 2 * x + 1)
+    assert problem.check((x, out), 2 * x + 1) is None
+    assert problem.check((x, out), torch.zeros(1000)) == "mismatch: 1000 elements differ"
+    assert problem.check((x, out), torch.zeros(999)) == "mismatch: shape (999,), expected (1000,)"
+
+
+def test_cuda_on_cpu_maps_devices_and_restores_torch():
+    real_gen, real_sync = torch.Generator, torch.cuda.synchronize
+    with cuda_on_cpu(True):
+        g = torch.Generator(device="cuda")
+        t = torch.randn(3, device="cuda", generator=g)
+        assert t.device.type == "cpu" and torch.ones(2).to("cuda").device.type == "cpu"
+        torch.cuda.synchronize()
+        # a class, as torch's modules imported meanwhile annotate with it (torch.distributed did)
+        assert str(torch.Generator | None).endswith("Generator | None")
+    assert torch.Generator is real_gen and torch.cuda.synchronize is real_sync
+
+
+def test_the_task_program_judges_with_check_implementation_and_lets_the_output_be_written():
+    program = TaskProgram(load_task(PROBLEM), "cpu")
+    inputs = program.make_inputs(7, "test0")
+    right = [record_of(2 * inputs[0] + 1)]
+    assert program.judges_itself and program.oracle(inputs) is None
+    assert program.judge(inputs, right) == []
+    wrong = program.judge(inputs, [record_of(inputs[0])])
+    assert [f.reason for f in wrong] == ["correctness.mismatch"] and "check_implementation" in wrong[0].message
+    baseline = program.load_callable(PROBLEM / "reference.py", untrusted=False)
+    cand = program.load_callable(PROBLEM / "solutions" / "correct" / "fused.py", untrusted=True)
+    assert torch.equal(baseline(*inputs), cand(*program.make_inputs(7, "test0")))
+
+
+def test_utils_in_the_problem_directory_itself_is_found(tmp_path):
+    root = tmp_path / "solo_py"
+    shutil.copytree(PROBLEM, root)
+    shutil.copy(FIX / "utils.py", root / "utils.py")
+    for name in ("task", "utils", "reference"):
+        sys.modules.pop(name, None)
+    problem = GpuModeProblem(root, load_task(root).cases, on_cpu=True)
+    assert Path(sys.modules["utils"].__file__).parent == root
+    assert problem.check(problem.inputs(1, "test0"), torch.zeros(64)) is not None
+
+
+def test_v1_problems_return_a_message():
+    problem = GpuModeProblem(PROBLEM, load_task(PROBLEM).cases, on_cpu=True)
+    problem.check_implementation = lambda data, output: ""
+    assert problem.check(problem.inputs(1, "test0"), torch.zeros(64)) is None
+    problem.check_implementation = lambda data, output: "mismatch found!"
+    assert problem.check(problem.inputs(1, "test0"), torch.zeros(64)) == "mismatch found!"
+
+
+def test_the_geometric_mean_of_benchmarks_carries_a_ci():
+    g = stats.geometric_mean([stats.Estimate(2.0, 1.8, 2.2, 0.95), stats.Estimate(8.0, 7.0, 9.0, 0.95)])
+    assert g.value == pytest.approx(4.0)
+    assert math.log(g.value / g.low) == pytest.approx(math.hypot(math.log(2 / 1.8), math.log(8 / 7)) / 2)
+    with pytest.raises(ValueError):
+        stats.geometric_mean([])
