@@ -61,13 +61,14 @@ FRESH_DAYS_AFTER = 0   # days after the day of measurement that an entry stays f
 
 
 def s_ref_choice(value: str) -> tuple[float | None, str]:
-    """`--s-ref VALUE` as (a number or None, the policy): NUMBER | auto | live | table."""
+    """`--s-ref VALUE` as (a number or None, the policy): NUMBER | auto | live | table; a
+    one-line UsageError otherwise."""
     if value in S_REF_POLICIES:
         return None, value
     try:
         return float(value), S_REF_AUTO
     except ValueError:
-        raise ValueError(f"--s-ref: expected a number > 1 or one of {'|'.join(S_REF_POLICIES)}, got {value!r}") from None
+        raise UsageError(f"--s-ref: expected a number > 1 or one of {'|'.join(S_REF_POLICIES)}, got {value!r}") from None
 
 
 @dataclass(frozen=True)

@@ -59,12 +59,8 @@ def _score_config(*, pairs: int | None = None, max_pairs: int | None = None, bud
 def _s_ref_option(value: str) -> dict:
     """--s-ref NUMBER | auto | live | table, as ScoreConfig fields."""
     from .bench_configs import s_ref_choice
-    from .errors import UsageError
 
-    try:
-        number, policy = s_ref_choice(value)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    number, policy = s_ref_choice(value)
     return {"s_ref": number, "s_ref_policy": policy}
 
 

@@ -61,13 +61,9 @@ def score_batch(manifest, task_dir, out, backend, address, slots, processes, pai
     from .batch import BatchOptions, BatchSummary, ResultsFile, read_manifest, run_batch
 
     from .bench_configs import s_ref_choice
-    from .errors import UsageError
 
     rows = read_manifest(manifest, task_dir)
-    try:
-        s_ref, s_ref_policy = s_ref_choice(s_ref)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    s_ref, s_ref_policy = s_ref_choice(s_ref)
     options = BatchOptions(processes=processes, min_pairs=pairs, max_pairs=max_pairs, budget_s=budget, s_ref=s_ref,
                            s_ref_policy=s_ref_policy,
                            target_r_ci=target_r_ci, call_timeout_s=timeout, require_sandbox=require_sandbox,

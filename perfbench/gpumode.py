@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .errors import UsageError
+from .loading import describe_exception, get_callable, load_module
 
 FORMAT_GPUMODE = "gpumode"
 # The problem's own modules, imported by bare name (`from task import ...`): dropped from
@@ -208,8 +209,6 @@ class GpuModeProblem:
     (that tuple, or its one tensor)."""
 
     def __init__(self, root: Path, cases: dict[str, dict], on_cpu: bool):
-        from .loading import get_callable, load_module
-
         self.root, self.cases, self.on_cpu = root, cases, on_cpu
         path = root / "reference.py"
         enable_imports(root)
@@ -245,8 +244,6 @@ class GpuModeProblem:
 
     def reference(self, inputs: tuple) -> Any:
         """ref_kernel on a copy: a v2 reference writes into the output tensor in `data`."""
-        from .loading import describe_exception
-
         try:
             with cuda_on_cpu(self.on_cpu):
                 return self.ref_kernel(clone_data(self.as_data(inputs)))
@@ -256,8 +253,6 @@ class GpuModeProblem:
     def check(self, inputs: tuple, output: Any) -> str | None:
         """The problem's check_implementation on the scorer's own copy of the inputs: None when it
         passes, else its message.  (v1 problems return a message, '' when it passes; v2 (ok, message).)"""
-        from .loading import describe_exception
-
         try:
             with cuda_on_cpu(self.on_cpu):
                 verdict = self.check_implementation(clone_data(self.as_data(inputs)), output)

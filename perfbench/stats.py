@@ -259,30 +259,29 @@ def _estimate(s: float, lo: float, hi: float, confidence: float) -> Estimate:
     return Estimate(s, min(lo, s), max(hi, s), confidence)
 
 
+def _log_combination(terms: Sequence[tuple[float, Estimate]]) -> Estimate:
+    """exp(sum of w * ln(e)) over (w, e), with a CI from each term's log half-width, on the side
+    that moves the sum that way, added in quadrature: the CI of independent estimates."""
+    if not terms or len({e.confidence for _, e in terms}) != 1:
+        raise ValueError("need one or more estimates at one confidence")
+    v = sum(w * math.log(e.value) for w, e in terms)
+    # (a term with w < 0 lowers the sum through its upper half-width)
+    down = math.sqrt(sum((w * math.log((e.value / e.low) if w > 0 else (e.high / e.value))) ** 2 for w, e in terms))
+    up = math.sqrt(sum((w * math.log((e.high / e.value) if w > 0 else (e.value / e.low))) ** 2 for w, e in terms))
+    return Estimate(math.exp(v), math.exp(v - down), math.exp(v + up), terms[0][1].confidence)
+
+
 def ratio(a: Estimate, b: Estimate) -> Estimate:
-    """a / b, with a CI from the two CIs' log half-widths added in quadrature (each side's own:
-    a's lower with b's upper for the lower bound).  That is the CI of independent estimates;
-    for two measured in the same minutes of one host, whose errors move together, it is wider
-    than it needs to be, never narrower."""
-    if a.confidence != b.confidence:
-        raise ValueError(f"estimates at different confidences ({a.confidence}, {b.confidence})")
-    v = math.log(a.value) - math.log(b.value)
-    down = math.hypot(math.log(a.value / a.low), math.log(b.high / b.value))
-    up = math.hypot(math.log(a.high / a.value), math.log(b.value / b.low))
-    return Estimate(math.exp(v), math.exp(v - down), math.exp(v + up), a.confidence)
+    """a / b with the CI of independent estimates (`_log_combination`).  For two measured in the
+    same minutes of one host, whose errors move together, it is wider than it needs to be, never
+    narrower."""
+    return _log_combination([(1.0, a), (-1.0, b)])
 
 
 def geometric_mean(estimates: Sequence[Estimate]) -> Estimate:
-    """The geometric mean of several speedups (GPU MODE ranks by it), with a CI from their log
-    half-widths in quadrature over n: that of independent estimates, as separately timed
-    benchmarks are."""
-    if not estimates or len({e.confidence for e in estimates}) != 1:
-        raise ValueError("geometric_mean needs one or more estimates at one confidence")
-    n = len(estimates)
-    v = sum(math.log(e.value) for e in estimates) / n
-    down = math.sqrt(sum(math.log(e.value / e.low) ** 2 for e in estimates)) / n
-    up = math.sqrt(sum(math.log(e.high / e.value) ** 2 for e in estimates)) / n
-    return Estimate(math.exp(v), math.exp(v - down), math.exp(v + up), estimates[0].confidence)
+    """The geometric mean of several speedups (GPU MODE ranks by it), with the CI of independent
+    estimates (`_log_combination`), as separately timed benchmarks are."""
+    return _log_combination([(1.0 / len(estimates), e) for e in estimates] if estimates else [])
 
 
 def summarize(base: Sequence[float], cand: Sequence[float], *, seed: int, confidence: float = 0.95,

@@ -11,7 +11,8 @@ inside the events; re-implemented here as `SyncInWindowTimer` for comparison):
   - the hold's timeout (a call that synchronises), side-stream calls found in a profile, the
     host clock beside the events, the L2 flush (warm vs flushed read), the clock probe vs NVML;
   - NVML reads, the monitor, the clock lock in dry-run mode;
-  - `score` through sandboxed workers: honest, side-stream (x2), synchronising, current-stream.
+  - `score` through sandboxed workers: honest, side-stream (x2), synchronising, current-stream;
+    a live s_ref (the solution a third worker); a GPU MODE problem, right and wrong.
 Writes DIR/gpu_check.json after every step and prints a short table last.
 """
 from __future__ import annotations
@@ -361,21 +362,31 @@ def main() -> int:
          f"{v['uid0_no_caps']['rc']}")
 
     task = REPO / "tests" / "fixtures" / "tiny_task"
+    problem = REPO / "tests" / "fixtures" / "gpumode" / "axpb_py"
+    # (name, task, candidate, s_ref policy): the live s_ref times the solution as a third worker;
+    # the GPU MODE problem makes its inputs with generate_input on the device and is judged by
+    # its check_implementation on outputs read back from it.
     cands = [("score_honest", REPO / "tests" / "fixtures" / "candidates" / "honest_fast.py"),
              ("score_side_stream", adv / "side_stream.py"), ("score_synchronizes", adv / "synchronizes.py"),
              ("score_current_stream", adv / "gpu_current_stream.py"),
              ("score_side_after_wait", adv / "side_stream_after_wait.py"),
              ("score_side_unless_prof", adv / "side_stream_unless_profiled.py")]
-    for name, cand in cands:
+    cands = [(name, task, cand, "table") for name, cand in cands] + [
+        ("score_live_s_ref", task, REPO / "tests" / "fixtures" / "candidates" / "honest_fast.py", "live"),
+        ("score_gpumode", problem, problem / "solutions" / "correct" / "fused.py", "auto"),
+        ("score_gpumode_wrong", problem, problem / "solutions" / "wrong" / "untouched.py", "auto")]
+    for name, where, cand, policy in cands:
         if time.perf_counter() - t_start > DEADLINE_S:
             rows.append((name, "SKIP", "-", "out of time"))
             continue
 
-        def run(cand=cand):
-            r = score(task, cand, ScoreConfig(device="cuda", clocks=ClockRequest("base", dry_run=True), processes=1,
-                                              check_seeds=2, sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05)))
+        def run(where=where, cand=cand, policy=policy):
+            r = score(where, cand, ScoreConfig(device="cuda", clocks=ClockRequest("base", dry_run=True), processes=1,
+                                               check_seeds=2, s_ref_policy=policy,
+                                               sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05)))
             return {"verdict": r.verdict, "reasons": [f"{x.code}: {x.message}" for x in r.reasons],
-                    "speedup": r.comparison.speedup if r.comparison else None, "warnings": list(r.warnings),
+                    "speedup": r.speedup.value if r.speedup else None, "live_s_ref": r.live_s_ref,
+                    "warnings": list(r.warnings),
                     "timing_mode": r.comparison.extra.get("timing_mode") if r.comparison else None,
                     "sandbox_missing": r.isolation.get("missing") if r.isolation else None,
                     "candidate_log": r.worker_logs.get("candidate", "")[-1500:]}

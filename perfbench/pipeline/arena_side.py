@@ -232,8 +232,7 @@ class ArenaSide:
         outs = self._outputs_of(k)
         ins = [record_of(x) for x in layout.read(self.client.input_arena, k)]
         fails = verify_call(self.program, block[k], outs, ins, self.tolerance,
-                            expected=None if self.program.judges_itself
-                            else expected_outputs(self.program, block[k], self.expected))
+                            expected=expected_outputs(self.program, block[k], self.expected))
         self.checks += 1
         if fails:
             raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")

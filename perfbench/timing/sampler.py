@@ -196,8 +196,7 @@ def interleaved_slots(seed: int, n_rounds: int, labels: tuple[str, ...]) -> list
     rng = np.random.default_rng((seed % (1 << 62), 0x5107))
     slots = []
     for r in range(n_rounds):
-        ranked = labels if len(labels) == 1 else [labels[k] for k in rng.permutation(len(labels))]
-        slots.extend((label, orders[label][r]) for label in ranked)
+        slots.extend((labels[k], orders[labels[k]][r]) for k in rng.permutation(len(labels)))
     return slots
 
 

@@ -37,6 +37,9 @@ def test_a_correct_submission_scores_each_benchmark_and_their_geometric_mean(run
 @pytest.mark.parametrize("solution,code,needle", [
     ("solutions/wrong/untouched.py", "correctness.mismatch", "check_implementation: mismatch"),
     ("solutions/wrong/reads_reference.py", "correctness.mismatch", "check_implementation: mismatch"),
+    # right for every gate call, then the work skipped: caught on a timed iteration, which GPU
+    # MODE's own runner does not check
+    ("solutions/wrong/skips_after_gate.py", "correctness.mismatch", "timed iteration"),
 ])
 def test_a_wrong_submission_is_rejected_naming_why(run_cli, solution, code, needle):
     proc = run_cli("score", PROBLEM, PROBLEM / solution, *QUICK, "--json", "--quiet")

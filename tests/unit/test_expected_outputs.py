@@ -9,6 +9,8 @@ from perfbench.pipeline.worker_side import expected_outputs
 class Program:
     """A task's reference as TaskProgram runs it: `reference` on the inputs, `oracle` in float64."""
 
+    judges_itself = False   # (a GPU MODE problem's TaskProgram judges with check_implementation)
+
     def __init__(self, fn, oracle_runs=True):
         self.fn, self.oracle_runs, self.reference_calls = fn, oracle_runs, 0
 
@@ -46,3 +48,9 @@ def test_an_integer_output_or_no_oracle_runs_the_reference():
     program = Program(SOFTMAX, oracle_runs=False)
     ref, oracle = expected_outputs(program, X, list(SOFTMAX(X[0])))
     assert program.reference_calls == 1 and oracle is None and torch.equal(ref[0], SOFTMAX(X[0])[0])
+
+
+def test_a_task_that_judges_itself_has_nothing_computed_for_a_check():
+    program = Program(lambda x: (x * 2,))
+    program.judges_itself = True
+    assert expected_outputs(program, (torch.ones(4),), [torch.ones(4)]) is None and program.reference_calls == 0
