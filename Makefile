@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 PIP = $(VENV)/bin/pip install -q -c constraints.txt
 # The venv's bin first: its tools before the system's (perfbench's own builds pick the venv's ninja
-# anyway, perfbench/native.py; a candidate's own load_inline finds it on PATH).
+# anyway, perfbench/task/native_build.py; a candidate's own load_inline finds it on PATH).
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 $(VENV)/.installed: pyproject.toml constraints.txt

@@ -55,7 +55,7 @@ def lines(path: Path) -> list[str]:
 
 def run_batch(manifest: Path, out: Path, backend: str, kill_at: int | None) -> tuple[float, bool]:
     """One `score-batch` run: (wall seconds, whether it was killed)."""
-    cmd = [sys.executable, "-m", "perfbench.cli", "score-batch", str(manifest), "--out", str(out),
+    cmd = [sys.executable, "-m", "perfbench.cli.main", "score-batch", str(manifest), "--out", str(out),
            "--backend", backend, "--quiet", *OPTIONS]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -89,7 +89,7 @@ def sequential(root: Path, kind_of: dict[str, str], n: int) -> float:
     """rows/minute of `perfbench score`, one CLI process per row."""
     t0 = time.perf_counter()
     for name in list(kind_of)[:n]:
-        proc = subprocess.run([sys.executable, "-m", "perfbench.cli", "score", str(TASK),
+        proc = subprocess.run([sys.executable, "-m", "perfbench.cli.main", "score", str(TASK),
                                str(root / "candidates" / name), "--quiet", *OPTIONS], cwd=REPO,
                               capture_output=True, text=True)
         expected = 0 if KINDS[kind_of[name]][0] == "scored" else 1

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 import perfbench
-from perfbench.noise import CpuLoad
+from perfbench.selfcheck.cpu_load import CpuLoad
 from perfbench.timing.inprocess import InProcessSide
 from perfbench.timing.sampler import SamplerConfig
 from perfbench.timing.sequential import sequential_speedup

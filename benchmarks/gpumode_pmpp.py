@@ -25,7 +25,7 @@ def one(problem: Path, solution: Path, python: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "v.json"
         t0 = time.perf_counter()
-        proc = subprocess.run([python, "-m", "perfbench.cli", "score", str(problem), str(solution), *QUICK,
+        proc = subprocess.run([python, "-m", "perfbench.cli.main", "score", str(problem), str(solution), *QUICK,
                                "--set", f"benchmarks={KEEP.get(problem.name, '0')}", "--out", str(out)],
                               capture_output=True, text=True)
         doc = json.loads(out.read_text()) if out.exists() else {}

@@ -13,9 +13,9 @@ from pathlib import Path
 import torch
 
 import perfbench
-from perfbench.isolation.cpu_threads import CpuThreading
-from perfbench.isolation.sandbox import LAYERS
-from perfbench.isolation.warm_server import WarmParents
+from perfbench.isolation.processes.cpu_threads import CpuThreading
+from perfbench.isolation.processes.warm_parent_handle import WarmParents
+from perfbench.isolation.sandbox.plan import LAYERS
 from perfbench.pipeline.score import ScoreConfig, score
 from perfbench.timing.sampler import SamplerConfig
 
@@ -51,7 +51,7 @@ def make_task(root: Path) -> Path:
 
 def worker_startup_ms(sandbox: bool, reps: int = 3) -> float:
     """Median ms from spawning an untrusted worker until it answers its first request."""
-    from perfbench.isolation.client import WorkerClient
+    from perfbench.isolation.processes.worker_handle import WorkerClient
 
     times = []
     for _ in range(reps):
@@ -63,8 +63,8 @@ def worker_startup_ms(sandbox: bool, reps: int = 3) -> float:
 
 def forked_startup_ms(reps: int = 3) -> float:
     """Median ms from asking a sandboxed zygote for a worker until it answers its first request."""
-    from perfbench.isolation.client import WorkerClient
-    from perfbench.isolation.fork_server import ForkServer
+    from perfbench.isolation.processes.worker_handle import WorkerClient
+    from perfbench.isolation.processes.zygote_handle import ForkServer
 
     times = []
     with ForkServer("candidate", untrusted=True) as server:

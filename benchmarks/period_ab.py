@@ -18,8 +18,8 @@ import statistics
 import time
 from pathlib import Path
 
-from perfbench.pipeline import arena_side
 from perfbench.pipeline.score import ScoreConfig, score
+from perfbench.sides import cpu_side as arena_side
 
 REPO = Path(__file__).resolve().parents[1]
 _timed_request = arena_side.ArenaSide._timed_request

@@ -35,7 +35,7 @@ def cpu_tasks() -> list[str]:
 
 def score_once(task: str, extra: list[str]) -> dict:
     """One fresh `perfbench score` process: its speedup, CI and stability flag."""
-    code = "import sys; from perfbench.cli import main; sys.argv[0] = 'perfbench'; main()"
+    code = "import sys; from perfbench.cli.main import main; sys.argv[0] = 'perfbench'; main()"
     cmd = [sys.executable, "-c", code, "score", str(REPO / "tasks" / task),
            str(REPO / "tasks" / task / "solution.py"), "--json", "--quiet", *extra]
     t0 = time.monotonic()

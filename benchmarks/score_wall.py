@@ -27,7 +27,7 @@ def one_score(task: Path, candidate: Path, extra: tuple[str, ...] = (), python: 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "verdict.json"
         t0 = time.perf_counter()
-        proc = subprocess.Popen([python, "-m", "perfbench.cli", "score", str(task), str(candidate),
+        proc = subprocess.Popen([python, "-m", "perfbench.cli.main", "score", str(task), str(candidate),
                                  "--out", str(out), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 cwd=cwd)
         seen = {}

@@ -1,4 +1,4 @@
-"""Error rates of decision-aware stopping (timing/stopping.py), on seeded FakeTimer scores.
+"""Error rates of decision-aware stopping (core/stopping.py), on seeded FakeTimer scores.
 
     python benchmarks/stopping_coverage.py [--runs 200] [--s-ref 4] [--out FILE.json]
 
@@ -13,9 +13,9 @@ import argparse
 import json
 from pathlib import Path
 
+from perfbench.core.stopping import StoppingRule
 from perfbench.timing.sampler import SamplerConfig
 from perfbench.timing.simulate import SimulatedHost, simulated_score
-from perfbench.timing.stopping import StoppingRule
 
 SAMPLER = SamplerConfig(min_pairs=10, max_pairs=60, warmup_s=0.0, min_block_s=0.0, n_resamples=500,
                         time_budget_s=1e9)

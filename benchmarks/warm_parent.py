@@ -19,7 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
-from perfbench.isolation.warm_server import WarmParents
+from perfbench.isolation.processes.warm_parent_handle import WarmParents
 from perfbench.pipeline.score import ScoreConfig, score
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,9 +1,9 @@
 """perfbench: trustworthy kernel speedups."""
-from .errors import CandidateRejected, PerfbenchError, UsageError
-from .results import SCHEMA_VERSION, ComparisonResult, PairedSamples
-from .scoring import r_impl, r_perf
+from .core.errors import CandidateRejected, PerfbenchError, UsageError
+from .core.results import SCHEMA_VERSION, ComparisonResult, PairedSamples
+from .core.scoring import r_impl, r_perf
+from .core.version import __version__
 from .timing.sampler import SamplerConfig
-from .version import __version__
 
 __all__ = ["compare", "r_perf", "r_impl", "SamplerConfig", "ComparisonResult", "PairedSamples",
            "SCHEMA_VERSION", "PerfbenchError", "UsageError", "CandidateRejected", "__version__"]

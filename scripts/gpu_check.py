@@ -3,7 +3,7 @@ limits, persistence or compute mode: the clock lock runs only in its dry-run (ve
 
     python scripts/gpu_check.py [--out DIR]
 
-Exercises the CUDA timer (timing/cuda.py) against the previous one (a device-wide synchronize
+Exercises the CUDA timer (timing/cuda/timer.py) against the previous one (a device-wide synchronize
 inside the events; re-implemented here as `SyncInWindowTimer` for comparison):
   - timer linearity: `torch.cuda._sleep(cycles)` and an in-place elementwise kernel at sizes of
     ~2, 5, 10, 50, 500 us; each size's time over the 500 us size's, against the work ratio;
@@ -88,10 +88,10 @@ def main() -> int:
         return 2
     import perfbench
     from perfbench.device.clocks import ClockLock, ClockRequest
+    from perfbench.device.device_session import connect, describe
     from perfbench.device.monitor import Monitor
-    from perfbench.device.session import connect, describe
     from perfbench.pipeline.score import ScoreConfig, score
-    from perfbench.timing.cuda import CudaEventTimer
+    from perfbench.timing.cuda.timer import CudaEventTimer
     from perfbench.timing.flush import cuda_l2_flusher
     from perfbench.timing.sampler import SamplerConfig
     from perfbench.timing.side_streams import outside_window, profile_timed_call
@@ -125,8 +125,8 @@ def main() -> int:
         details["env"]["triton"] = triton.__version__
     # Which bench_configs files this host's scores look up (a GPU host's CPU is keyed by family
     # and model when its name has no part number): the GPU config, and the CPU one for the host.
-    from perfbench import bench_configs
     from perfbench.device.fingerprint import describe_cpu, fingerprint
+    from perfbench.task import bench_configs
     fp = fingerprint("cuda")
     details["env"].update(cpu=describe_cpu(fp["host"]), gpu_config=bench_configs.device_key("cuda", fp),
                           cpu_config=bench_configs.device_key("cpu", fp, 1))
@@ -336,8 +336,8 @@ def main() -> int:
         import glob
         import subprocess
 
-        from perfbench.isolation.launch import _worker_env
-        from perfbench.isolation.sandbox import plan_sandbox
+        from perfbench.isolation.processes.launch import _worker_env
+        from perfbench.isolation.sandbox.plan import plan_sandbox
         snippet = ("import os,ctypes,glob;print('uid',os.getuid());"
                    "print([(p,oct(os.stat(p).st_mode),os.access(p,os.R_OK|os.W_OK)) for p in sorted(glob.glob('/dev/nvidia*'))]);"
                    "c=ctypes.CDLL('libcuda.so.1');print('cuInit',c.cuInit(0));"

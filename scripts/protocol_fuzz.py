@@ -37,7 +37,7 @@ def main() -> int:
             t0 = time.monotonic()
             try:
                 # (`-m` from the repository: this checkout's perfbench, whatever the venv installed)
-                proc = subprocess.run([sys.executable, "-m", "perfbench.cli", "score", str(TASK), str(cand), "--json",
+                proc = subprocess.run([sys.executable, "-m", "perfbench.cli.main", "score", str(TASK), str(cand), "--json",
                                        "--quiet", "--pairs", "6", "--max-pairs", "6", "--processes", "1",
                                        "--timeout", str(args.timeout)],
                                       capture_output=True, text=True, timeout=4 * args.timeout + 60, cwd=REPO)

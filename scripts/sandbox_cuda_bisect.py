@@ -28,9 +28,9 @@ def main() -> int:
     ap.add_argument("--out", default=os.environ.get("OUT", "out"))
     out = Path(ap.parse_args().out)
     out.mkdir(parents=True, exist_ok=True)
-    from perfbench.isolation import sandbox
-    from perfbench.isolation.launch import _worker_env
-    from perfbench.isolation.worker_view import setpriv_user_args
+    from perfbench.isolation.processes.launch import _worker_env
+    from perfbench.isolation.sandbox import plan as sandbox
+    from perfbench.isolation.sandbox.worker_view import setpriv_user_args
 
     probe = [sys.executable, "-c", PROBE]
     results = {}

@@ -17,7 +17,7 @@ def pytest_collection_modifyitems(config, items):
 def sandboxable():
     """Skips the test where this machine cannot set up every sandbox layer (not root, no
     util-linux, no cgroup): what is missing is the skip's reason."""
-    from perfbench.isolation.sandbox import plan_sandbox
+    from perfbench.isolation.sandbox.plan import plan_sandbox
 
     plan = plan_sandbox("probe", untrusted=True)
     plan.remove()
@@ -31,7 +31,7 @@ def fake_score():
     worker process, `fake_score(1.2, 1.5)` in two (six pairs each, spread +/-`jitter` around
     each process's speedup).  For what reads a score's result (calibration, selfcheck) without
     timing anything."""
-    from perfbench.results import ComparisonResult, PairedSamples, ScoreResult
+    from perfbench.core.results import ComparisonResult, PairedSamples, ScoreResult
 
     def make(*process_speedups: float, jitter: float = 0.01) -> ScoreResult:
         offsets = [jitter * (k - 2.5) / 2.5 for k in range(6)]

@@ -19,7 +19,7 @@ import torch
 
 from pathlib import Path
 
-from ..errors import EnvironmentUnavailable, UsageError
+from ..core.errors import EnvironmentUnavailable, UsageError
 from ..sparse.cases import CompileError, NotApplicable, SparseCase, output_shape, torch_layout
 
 # The sparse operands' formats: dense, CSR and COO as Scorch's from_torch reads them from torch's
@@ -85,7 +85,7 @@ def build_native(checkout: Path, say) -> None:
 def first_error_line(text: str) -> str:
     """The compiler's first diagnostic ("main.cpp:12:5: error: ..."), else the first line that
     mentions an error, else the first line."""
-    from ..loading import compiler_diagnostic
+    from ..task.user_files import compiler_diagnostic
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return compiler_diagnostic(text) or next((ln for ln in lines if "error" in ln.lower()),
                                              lines[0] if lines else "compile failed")[:300]
@@ -142,7 +142,7 @@ def prepare_schedule(path: str, case: SparseCase, operands: dict[str, torch.Tens
     statement for the op (tensor variables named like the operands: A, x -> y; A, B -> C), or
     None where it has no schedule.  Lowered and compiled here (not through einsum, whose
     dispatch cache ignores the schedule), then called directly."""
-    from ..loading import get_callable, load_module
+    from ..task.user_files import get_callable, load_module
     scorch = scorch_module()
     from scorch.compiler.cin_lowerer import CINLowerer
     from scorch.compiler.codegen import LLIRLowerer

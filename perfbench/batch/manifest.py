@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 BATCH_SCHEMA = 1
 OUTCOMES = ("scored", "rejected", "error")

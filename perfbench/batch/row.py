@@ -13,10 +13,10 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from .. import bench_configs
+from ..core.errors import PerfbenchError, UsageError
+from ..core.results import VERDICT_REJECTED
 from ..device.fingerprint import fingerprint
-from ..errors import PerfbenchError, UsageError
-from ..results import VERDICT_REJECTED
+from ..task import bench_configs
 from .manifest import BatchRow
 from .records import BatchRecord
 
@@ -80,7 +80,7 @@ def score_row(row: BatchRow, options: BatchOptions, baselines=None, warm_parents
 
 def serve(options: BatchOptions) -> None:
     """Rows on stdin, records on stdout, until stdin closes."""
-    from ..isolation.warm_server import WarmParents
+    from ..isolation.processes.warm_parent_handle import WarmParents
     from ..pipeline.baseline_pool import BaselinePool
 
     pool, parents = BaselinePool(), WarmParents()

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .manifest import BatchRow
 from .records import BatchRecord, ResultsFile
 from .row import RECORD_PREFIX, BatchOptions
@@ -142,7 +142,7 @@ def score_with_retries(server: RowServer, row: BatchRow, retries: int = 2, timeo
 
 def row_device(row: BatchRow, options: BatchOptions) -> tuple[str, int]:
     """("cpu" | "cuda", CPU threads) of a row's task, from its task.toml."""
-    from ..tasks import load_task
+    from ..task.spec import load_task
 
     spec = load_task(row.task)
     device = options.device or spec.device

@@ -1,7 +1,7 @@
 """Which device a run asks for, checked before anything is started on it."""
 from __future__ import annotations
 
-from ..errors import EnvironmentUnavailable, UsageError
+from ..core.errors import EnvironmentUnavailable, UsageError
 
 
 def check_device(device: str) -> str:

@@ -1,6 +1,6 @@
 """Throttle detection that needs no NVML permission: the SM clock a probe kernel read.
 
-After each timed CUDA block the worker runs `perfbench_clock_probe` (timing/cuda_kernels.py):
+After each timed CUDA block the worker runs `perfbench_clock_probe` (timing/cuda/kernels.py):
 cycles counted by `clock64` over nanoseconds of `%globaltimer` is the SM clock the chip ran at.
 `ProbedMonitor` wraps the NVML monitor (when there is one) for the sampler: a block is throttled
 when NVML says so or when its probe read below THROTTLE_SHARE of the reference clock (the locked

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import EnvironmentUnavailable
-from ..procfs import pid_alive
+from ..core.errors import EnvironmentUnavailable
+from ..core.procfs import pid_alive
 from .nvml import CLOCK_LIMIT_TDP, REASON_APP_CLOCKS, Nvml, NvmlError
 
 POLICIES = ("base", "max", "mhz", "none")

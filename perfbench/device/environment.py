@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..host import openmp_runtime
+from ..core.host import openmp_runtime
+from .device_session import describe
 from .fingerprint import describe_cpu, host_fingerprint
-from .session import describe
 
 # What each OpenMP runtime does when OMP_WAIT_POLICY is unset (their documentation).
 RUNTIME_DEFAULT_WAIT = {"libgomp": "spin for GOMP_SPINCOUNT=300000 iterations, then sleep",

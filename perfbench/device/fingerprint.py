@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..version import __version__
+from ..core.version import __version__
 
 
 def _first_cpu(cpuinfo: Path) -> dict[str, str]:

@@ -86,7 +86,7 @@ def acquire(device: str, threads: int = 1, *, timeout_s: float = 3600.0,
 
 def _cuda_lock_name(device: str) -> str:
     """The physical GPU (its PCI address): CUDA_VISIBLE_DEVICES renumbers devices per process."""
-    from .session import cuda_pci_bus_id
+    from .device_session import cuda_pci_bus_id
 
     try:
         bus = cuda_pci_bus_id(device)

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import bench_configs
-from ..device.fingerprint import describe_cpu, fingerprint
-from ..errors import UsageError
-from ..results import VERDICT_REJECTED
-from ..tasks import TaskSpec, load_task
-from .calibration_plan import CalibrationPlan
+from ..core.errors import UsageError
+from ..core.results import VERDICT_REJECTED
 from ..device.check import check_device
+from ..device.fingerprint import describe_cpu, fingerprint
+from ..task import bench_configs
+from ..task.spec import TaskSpec, load_task
+from .calibration_plan import CalibrationPlan
 from .score import ScoreConfig, score
 
 

@@ -8,8 +8,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
-from ..scoring import MAX_NOISE_R
+from ..core.errors import UsageError
+from ..core.scoring import MAX_NOISE_R
 
 _FIELDS = {"description", "device", "tasks", "runs", "pairs", "clocks", "starter", "noise_floor", "min_s_ref",
            "max_spread", "max_noise_r"}

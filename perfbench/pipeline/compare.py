@@ -4,14 +4,14 @@ from __future__ import annotations
 import secrets
 from typing import Any, Callable
 
+from ..core.errors import UsageError
+from ..core.results import ComparisonResult
 from ..device.check import check_device
-from ..errors import UsageError
 from ..device.fingerprint import fingerprint
-from ..results import ComparisonResult
+from ..timing.cuda.timer import CudaEventTimer
 from ..timing.flush import flusher_for
 from ..timing.inprocess import InProcessSide
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
-from ..timing.cuda import CudaEventTimer
 from ..timing.timers import CpuTimer, FakeTimer, Timer
 
 

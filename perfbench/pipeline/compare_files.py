@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UsageError
-from ..loading import get_callable, load_module
-from .compare import compare
-from ..results import ComparisonResult
+from ..core.errors import UsageError
+from ..core.results import ComparisonResult
+from ..task.user_files import get_callable, load_module
 from ..timing.sampler import ProgressFn, SamplerConfig
 from ..timing.timers import FakeTimer
+from .compare import compare
 
 
 def compare_files(baseline_file: Path, candidate_file: Path, *, fn_name: str, inputs_name: str,

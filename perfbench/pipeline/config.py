@@ -1,14 +1,21 @@
-"""How `perfbench score` runs: one frozen config for the whole pipeline."""
+"""How `perfbench score` runs: one frozen config for the whole pipeline (`ScoreConfig`), and what
+every worker process of one score is given (`RunSetup`)."""
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..bench_configs import S_REF_AUTO, S_REF_POLICIES
+from ..core.errors import UsageError
 from ..device.clocks import ClockRequest
-from ..errors import UsageError
+from ..task.bench_configs import S_REF_AUTO, S_REF_POLICIES
 from ..timing.sampler import SamplerConfig
+
+if TYPE_CHECKING:   # (score.py imports this module before torch: the task program needs it)
+    from ..isolation.processes.cpu_threads import CpuThreading
+    from ..task.program import TaskProgram
+    from ..task.spec import TaskSpec
 
 
 @dataclass(frozen=True)
@@ -58,12 +65,12 @@ class ScoreConfig:
     processes: int = 3                # fresh worker pairs the pairs are split between (>= 2: the CI
                                       # includes the between-process variance; docs/verdict.md)
     target_r_ci: float | None = 0.05  # stop after a process once R_perf's CI is this narrow (None:
-                                      # never on R_perf's width; timing/stopping.py)
+                                      # never on R_perf's width; core/stopping.py)
     stop_early: bool = True           # False: every process measures (calibration, validity gates)
     fork_workers: bool = True         # CPU: each side's workers forked from one warmed, sandboxed
-                                      # zygote (isolation/zygote.py) instead of fresh interpreters
+                                      # zygote (isolation/processes/zygote.py) instead of fresh interpreters
     warm_parent: bool = True          # ... and the zygotes forked into their sandboxes by one root
-                                      # process that imported torch once (isolation/warm_parent.py)
+                                      # process that imported torch once (isolation/processes/warm_parent.py)
     base_packages: tuple[PackageSource, ...] = ()   # the baseline imports these from checkouts
     cand_packages: tuple[PackageSource, ...] = ()   # ... and the candidate these (shown in its sandbox)
 
@@ -94,3 +101,22 @@ def sampler_config(*, min_pairs: int | None = None, max_pairs: int | None = None
         return dataclasses.replace(base, **changes)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What every worker process of one score is given."""
+
+    spec: TaskSpec
+    program: TaskProgram
+    device: str
+    cand_path: Path
+    baseline_file: Path
+    cfg: ScoreConfig
+    sampler: SamplerConfig
+    threading: CpuThreading | None
+    init_seed: int
+    probe_seed: int
+    master: int
+    solution_file: Path | None = None   # s_ref live: the task's solution, timed against the baseline too
+    gate: bool = True                   # process 0 runs the correctness gate (GPU MODE: the first benchmark's)

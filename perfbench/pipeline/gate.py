@@ -8,20 +8,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ..correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
+from ..core.errors import CandidateRejected
 from ..device.check import check_device
-from ..errors import CandidateRejected
-from ..isolation.arena import InputLayout
-from ..isolation.client import WorkerClient
-from ..isolation.cpu_threads import CpuThreading
-from ..isolation.fork_server import ForkServer
-from ..isolation.protocol import Op, ProtocolError, decode_values
-from ..task_runtime import TaskProgram
-from ..tasks import TaskSpec, load_task
-from .arena_side import ARENA_SLACK, ArenaSide, map_arenas
+from ..isolation.processes.cpu_threads import CpuThreading
+from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.processes.zygote_handle import ForkServer
+from ..isolation.wire.arena import InputLayout
+from ..isolation.wire.protocol import Op, ProtocolError, decode_values
+from ..sides.cpu_side import ARENA_SLACK, ArenaSide, map_arenas
+from ..sides.cuda_side import verify_call
+from ..task.correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
+from ..task.program import TaskProgram
+from ..task.spec import TaskSpec, load_task
 from .config import ScoreConfig
 from .sandboxes import candidate_files
-from .worker_side import verify_call
 
 
 def derive_seeds(master: int, n: int) -> list[int]:

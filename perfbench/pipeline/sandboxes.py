@@ -9,14 +9,14 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import EnvironmentUnavailable
-from ..isolation.cpu_threads import CpuThreading
-from ..isolation.fork_server import ForkServer
-from ..isolation.sandbox import make_nondumpable
-from ..isolation.warm_server import WarmParent, WarmParents
-from ..isolation.worker_view import package_source_tree, refuse_if_holding
-from ..gpumode import utils_dir
-from ..tasks import FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
+from ..core.errors import EnvironmentUnavailable
+from ..isolation.processes.cpu_threads import CpuThreading
+from ..isolation.processes.warm_parent_handle import WarmParent, WarmParents
+from ..isolation.processes.zygote_handle import ForkServer
+from ..isolation.sandbox.plan import make_nondumpable
+from ..isolation.sandbox.worker_view import package_source_tree, refuse_if_holding
+from ..task.gpumode import utils_dir
+from ..task.spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
 from .config import PackageSource, ScoreConfig
 
 

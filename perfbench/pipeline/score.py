@@ -2,7 +2,7 @@
 
 The candidate and the baseline each run in their own worker process; this process holds the
 secret seeds, regenerates inputs, runs the trusted reference and computes every verdict
-(perf_score.py).
+(score_processes.py).
 
 This module imports no torch.  On the CPU, `score` spawns both sides' zygotes (each imports
 torch, ~1 s of CPU) before it imports the torch-using pipeline itself, so the three imports
@@ -15,20 +15,20 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .. import heap
+from ..core import heap
+from ..core.errors import UsageError
+from ..core.results import VERDICT_SCORED, ScoreResult
 from ..device import lease as device_lease
 from ..device.check import check_device
-from ..errors import UsageError
-from ..impl_tests import run_tests
-from ..isolation.cpu_threads import CpuThreading
-from ..results import VERDICT_SCORED, ScoreResult
-from ..tasks import TaskSpec, load_task
+from ..isolation.processes.cpu_threads import CpuThreading
+from ..task.impl_tests import run_tests
+from ..task.spec import TaskSpec, load_task
 from ..timing.sampler import ProgressFn
 from .config import ScoreConfig
 from .sandboxes import start_scorer
 
 if TYPE_CHECKING:
-    from ..isolation.warm_server import WarmParents
+    from ..isolation.processes.warm_parent_handle import WarmParents
     from .baseline_pool import BaselinePool
 
 __all__ = ["ScoreConfig", "score"]
@@ -62,7 +62,7 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
         held.enter_context(heap.scorer_heap())
         # Imported here, not above: importing torch takes this process ~1 s, which the zygotes'
         # own imports now overlap.
-        from .perf_score import score_perf
+        from .score_processes import score_perf
 
         return score_perf(spec, cand_path, device, master, cfg, start, say, progress, baselines)
 

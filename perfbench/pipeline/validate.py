@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..impl_tests import count_tests
-from ..results import VERDICT_REJECTED, ScoreResult
-from ..scoring import GateResult, gate_impl_tests, gate_s_ref, gate_stable, gate_starter_not_faster
-from ..tasks import load_task
+from ..core.results import VERDICT_REJECTED, ScoreResult
+from ..core.scoring import GateResult, gate_impl_tests, gate_s_ref, gate_stable, gate_starter_not_faster
+from ..task.impl_tests import count_tests
+from ..task.spec import load_task
 from .score import ScoreConfig, score
 
 

@@ -9,7 +9,7 @@ gave 42 us in 8 of 8 processes.  Paired comparisons never needed it (both sides 
 """
 from __future__ import annotations
 
-from .. import host
+from ..core import host
 
 MMAP_THRESHOLD = 64 << 20   # allocations below this come from the heap, and are reused
 TRIM_THRESHOLD = 128 << 20  # free memory at the heap's top is kept up to this

@@ -14,12 +14,12 @@ from typing import Any, Callable, Iterator
 import pytest
 from filelock import FileLock
 
-from .. import stats
-from ..errors import PerfbenchError
-from ..results import PairedSamples
+from ..core import stats
+from ..core.errors import PerfbenchError
+from ..core.results import PairedSamples
 from ..timing.inprocess import InProcessSide
 from ..timing.sampler import SamplerConfig, Side, sample_pairs
-from ..timing.served import SideUnavailable
+from ..timing.served_side import SideUnavailable
 from .judge import judge, unpaired_speedup
 from .records import AGAINST, PAIRED, SINGLE, BenchRecord
 from .remote import serve_test, start_test_process

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..version import __version__
+from ..core.version import __version__
 from .judge import Judgement
 from .store import STORE_SCHEMA
 

@@ -1,5 +1,5 @@
 """The processes of `--perfbench-against=REV`: one test, at REV and in the working tree, each
-in a fresh pytest process that times its own function on request (timing/served.py), so their
+in a fresh pytest process that times its own function on request (timing/served_side.py), so their
 blocks pair AB-BA in the same minute.
 
 The main session starts `python -m pytest NODEID --perfbench-serve=FD` in REV's worktree and
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..timing.inprocess import InProcessSide
-from ..timing.served import Refused, ServedSide, serve
+from ..timing.served_side import Refused, ServedSide, serve
 
 
 def start_test_process(label: str, root: Path, env: dict[str, str], nodeid: str, args: tuple[str, ...]) -> ServedSide:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..bench_configs import device_key
+from ..task.bench_configs import device_key
 
 STORE_SCHEMA = 1
 

@@ -9,9 +9,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager
 
-from ..noise import CpuLoad
-from ..timing.cuda import CudaEventTimer
+from ..timing.cuda.timer import CudaEventTimer
 from ..timing.timers import CpuTimer, Timer
+from .cpu_load import CpuLoad
 
 # (kind: "memory" | "compute" | "null", extra work fraction) -> (fn, make_inputs).  `extra` adds
 # that fraction of the work on a slice of the input and discards it: an injected, known slowdown.

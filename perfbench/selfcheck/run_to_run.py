@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..pipeline.score import ScoreConfig, score
-from ..tasks import load_task
+from ..task.spec import load_task
 from .tasks_gate import shipped_tasks_dir
 
 PREFERRED = ("row_softmax", "triton_row_softmax")   # cheap, stable tasks per device, if shipped

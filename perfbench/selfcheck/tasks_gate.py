@@ -6,7 +6,7 @@ from typing import Any
 
 from ..pipeline.config import ScoreConfig
 from ..pipeline.gate import gate_only
-from ..tasks import load_task
+from ..task.spec import load_task
 
 
 def shipped_tasks_dir() -> Path:

@@ -12,11 +12,11 @@ from typing import Callable
 
 import numpy as np
 
-from .. import stats
+from ..core import stats
+from ..core.results import PairedSamples
 from ..pipeline.compare import compare
-from ..results import PairedSamples
 from ..timing.sampler import SamplerConfig, sample_pairs
-from ..timing.served import ServedSide, SideUnavailable
+from ..timing.served_side import ServedSide, SideUnavailable
 from .cases import CompileError, SparseCase, operands, reference
 from .variants import COMPILE_ERROR, INCORRECT, NOT_APPLICABLE, OK, NotApplicable, Prepared, gate, prepare
 

@@ -60,7 +60,7 @@ def prepare(variant: str, case: SparseCase, operands: dict[str, torch.Tensor]) -
 
 
 def _user_variant(path: str, case: SparseCase, operands: dict[str, torch.Tensor]) -> Callable[[], torch.Tensor]:
-    from ..loading import compiler_diagnostic, get_callable, load_module
+    from ..task.user_files import compiler_diagnostic, get_callable, load_module
     try:
         prepare_fn = get_callable(load_module(path), "prepare", path)
         fn = prepare_fn(case.op, case.fmt, dict(operands))   # compiles, converts: untimed

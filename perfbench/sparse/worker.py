@@ -1,6 +1,6 @@
 """One variant of a sparse case in its own process (`python -m perfbench.sparse.worker FD`):
 prepare (compile), gate against dense float64 PyTorch, then time blocks on request
-(timing/served.py).  Two Scorch checkouts each get such a process, with the checkout first on
+(timing/served_side.py).  Two Scorch checkouts each get such a process, with the checkout first on
 the import path and its own extensions cache, so their modules and kernels never mix."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import torch
 
 from ..timing.inprocess import InProcessSide
-from ..timing.served import serve
+from ..timing.served_side import serve
 from ..timing.timers import CpuTimer
 from .cases import CompileError, SparseCase, operands, reference
 from .variants import COMPILE_ERROR, INCORRECT, NOT_APPLICABLE, OK, NotApplicable, gate, prepare

@@ -4,9 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import CandidateRejected, UsageError
-from ..loading import describe_exception
-from ..outputs import signature
+from ..core.errors import CandidateRejected, UsageError
+from ..task.output_signature import signature
+from ..task.user_files import describe_exception
 from .timers import Timer
 
 

@@ -1,8 +1,8 @@
-"""How a CUDA task's calls are timed (timing/cuda.py has the timer): the choice "auto" makes among
+"""How a CUDA task's calls are timed (timing/cuda/timer.py has the timer): the choice "auto" makes among
 the modes a task may ask for (their names are part of the task format, tasks.TIMING_MODES)."""
 from __future__ import annotations
 
-from ..tasks import TIMING_MODES as MODES
+from ..task.spec import TIMING_MODES as MODES
 
 # CUDA event timestamps resolve ~0.5 us (CUDA programming guide).
 EVENT_RESOLUTION_NS = 500.0

@@ -15,8 +15,8 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from .. import stats
-from ..results import PairedSamples
+from ..core import stats
+from ..core.results import PairedSamples
 from .schedule import BASELINE, CANDIDATE, pair_orders
 
 # A run stops only after a whole quad (ABBA or BAAB), so that every stopping point is balanced.

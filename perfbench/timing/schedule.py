@@ -9,7 +9,7 @@ one side.
 """
 from __future__ import annotations
 
-from ..crossover import draw_orders
+from ..core.crossover import draw_orders
 
 BASELINE = "baseline"
 CANDIDATE = "candidate"

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import stats
-from ..results import PairedSamples
+from ..core import stats
+from ..core.results import PairedSamples
+from ..core.stopping import StoppingRule, interim_decision
 from .inprocess import InProcessSide
 from .sampler import SamplerConfig, sample_pairs
-from .stopping import StoppingRule, interim_decision
 from .timers import FakeKernel, FakeTimer
 
 

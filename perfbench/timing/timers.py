@@ -5,7 +5,7 @@ tuple and returns the total time of the calls (ns) and their outputs.  `flush`, 
 called before every call and is never inside the timed region.
 
 - `CpuTimer`: `perf_counter_ns` around synchronous calls.
-- `CudaEventTimer` (timing/cuda.py): CUDA events around each call on a held stream.
+- `CudaEventTimer` (timing/cuda/timer.py): CUDA events around each call on a held stream.
 - `FakeTimer`: simulated durations with seeded noise, drift and step changes, so the statistics
   and the schedule can be tested exactly.
 """

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from perfbench.native import load_kernel_dir
+from perfbench.task.native_build import load_kernel_dir
 
 # Built (or loaded from the cache) at import, so a first compile happens while the worker loads
 # the file, under the load timeout, not inside a timed or checked call.

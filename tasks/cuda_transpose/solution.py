@@ -4,7 +4,7 @@ from pathlib import Path
 
 import torch
 
-from perfbench.native import CudaKernels
+from perfbench.task.native_build import CudaKernels
 
 # Compiled by NVRTC at import (under the load timeout), never inside a timed call.
 _CU = CudaKernels(Path(__file__).resolve().parents[2] / "kernels" / "cuda" / "transpose.cu", ["transpose_tiled"])

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import torch
 
-from perfbench.native import load_kernel_dir
+from perfbench.task.native_build import load_kernel_dir
 
 # Built (or loaded from the cache) at import: a first compile runs under the load timeout.
 _EXT = load_kernel_dir(Path(__file__).resolve().parents[2] / "kernels" / "cpu")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import torch
 
-from perfbench.loading import load_module
+from perfbench.task.user_files import load_module
 
 _KERNELS = load_module(Path(__file__).resolve().parents[2] / "kernels" / "triton" / "matmul_gelu.py")
 

@@ -14,7 +14,7 @@ def run_cli(tmp_path):
     """Run `perfbench ARGS` in a subprocess from tmp_path; returns CompletedProcess."""
     def run(*args, timeout=300, env=None):
         env = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
-        return subprocess.run([sys.executable, "-m", "perfbench.cli", *map(str, args)], cwd=tmp_path,
+        return subprocess.run([sys.executable, "-m", "perfbench.cli.main", *map(str, args)], cwd=tmp_path,
                               capture_output=True, text=True, timeout=timeout, env=env)
     return run
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from perfbench.stats import median_speedup
+from perfbench.core.stats import median_speedup
 
 GOOD = """
     import torch

@@ -117,10 +117,10 @@ def test_tasks_list_and_version(run_cli):
 def test_a_baseline_slower_than_at_calibration_is_said(run_cli, tmp_path):
     """#38: an entry for this very host key whose calibration saw the baseline take 1 us a call
     (tiny_task's takes far longer): the score uses its s_ref and warns `baseline_drift`."""
-    from perfbench import bench_configs
     from perfbench.device.fingerprint import fingerprint
     from perfbench.pipeline.calibrate import Calibration
-    from perfbench.tasks import load_task
+    from perfbench.task import bench_configs
+    from perfbench.task.spec import load_task
 
     key = bench_configs.device_key("cpu", fingerprint("cpu"), load_task(TASK).threads)
     bench_configs.write(key, [Calibration("tiny_axpy", 1.5, 1.4, 1.6, 30, (1.5,) * 3, baseline_ns=(1e3,) * 3)],

@@ -200,7 +200,7 @@ def test_a_score_leaves_nothing_in_tmp(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]), TMPDIR=str(tmp))
-    proc = subprocess.run([sys.executable, "-m", "perfbench.cli", "score", str(TASK),
+    proc = subprocess.run([sys.executable, "-m", "perfbench.cli.main", "score", str(TASK),
                            str(FIX / "candidates" / "honest_fast.py"), "--quiet", *FAST],
                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -218,7 +218,7 @@ def test_sigterm_closes_the_workers_like_ctrl_c(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]), TMPDIR=str(tmp))
-    proc = subprocess.Popen([sys.executable, "-m", "perfbench.cli", "score", str(TASK),
+    proc = subprocess.Popen([sys.executable, "-m", "perfbench.cli.main", "score", str(TASK),
                              str(FIX / "candidates" / "honest_fast.py"), "--quiet", "--pairs", "60", "--max-pairs", "60",
                              "--budget", "60", "--processes", "1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
@@ -236,7 +236,7 @@ def test_a_candidates_files_are_bounded_and_the_scorer_reads_only_its_logs_tail(
     """Output flooding: a candidate printing in a loop wrote its log to the host's disk without
     bound, and the scorer read the whole log into memory for its tail (1.5 GB printed: scorer
     RSS 2.1 GB).  Writes past MAX_FILE_BYTES now fail in the candidate."""
-    from perfbench.isolation.hardening import MAX_FILE_BYTES
+    from perfbench.isolation.sandbox.hardening import MAX_FILE_BYTES
     cand = write("bounded.py", f"""
         import resource
         import torch
@@ -253,7 +253,7 @@ def test_a_candidates_files_are_bounded_and_the_scorer_reads_only_its_logs_tail(
 
 
 def test_log_tail_reads_only_the_tail(tmp_path, monkeypatch):
-    from perfbench.isolation.client import WorkerClient
+    from perfbench.isolation.processes.worker_handle import WorkerClient
     client = WorkerClient.__new__(WorkerClient)
     client.log_path = tmp_path / "w.log"
     client.log_path.write_bytes(b"a" * (1 << 20) + b"the end")

@@ -1,4 +1,4 @@
-"""Workers forked from a warmed zygote (isolation/zygote.py, fork_server.py): each in the zygote's
+"""Workers forked from a warmed zygote (isolation/processes/zygote.py, zygote_handle.py): each in the zygote's
 sandbox with a cgroup of its own, how they end reported as for a spawned worker, and a zygote
 that fails blamed on the machine before any worker ran, on the workers after."""
 import os
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from perfbench.isolation.protocol import Op
-from perfbench.errors import CandidateRejected, EnvironmentUnavailable
-from perfbench.isolation import fork_server
-from perfbench.isolation.client import WorkerClient
-from perfbench.isolation.cpu_threads import CpuThreading
-from perfbench.isolation.fork_server import ForkServer
-from perfbench.isolation.warm_server import WarmParent
+from perfbench.core.errors import CandidateRejected, EnvironmentUnavailable
+from perfbench.isolation.processes import zygote_handle as fork_server
+from perfbench.isolation.processes.cpu_threads import CpuThreading
+from perfbench.isolation.processes.warm_parent_handle import WarmParent
+from perfbench.isolation.processes.worker_handle import WorkerClient
+from perfbench.isolation.processes.zygote_handle import ForkServer
+from perfbench.isolation.wire.protocol import Op
 
 THREADS = CpuThreading.for_task(1)
 
@@ -102,7 +102,7 @@ def test_a_zygote_gone_after_a_fork_is_blamed_on_its_workers(server):
 def test_fresh_workers_on_request(tmp_path):
     """`--fresh-workers`: every worker a new interpreter (no zygote in the verdict)."""
     fix = Path(__file__).resolve().parents[1] / "fixtures"
-    proc = subprocess.run([sys.executable, "-m", "perfbench.cli", "score", str(fix / "tiny_task"),
+    proc = subprocess.run([sys.executable, "-m", "perfbench.cli.main", "score", str(fix / "tiny_task"),
                            str(fix / "candidates" / "honest_fast.py"), "--fresh-workers", "--processes", "1",
                            "--pairs", "6", "--max-pairs", "6", "--json", "--quiet"],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)

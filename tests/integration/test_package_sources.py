@@ -51,7 +51,7 @@ def test_a_bad_package_source_says_what_is_wrong(checkout, text, message):
 def test_the_cli_flag_is_a_one_line_usage_error(tmp_path):
     from click.testing import CliRunner
 
-    from perfbench.cli import main
+    from perfbench.cli.main import main
     result = CliRunner().invoke(main, ["score", str(FIX / "tiny_task"), str(FIX / "tiny_task" / "solution.py"),
                                        "--cand-package", f"scorch={tmp_path}"])
     assert result.exit_code == 2 and "--cand-package" in result.output and "no package 'scorch' there" in result.output

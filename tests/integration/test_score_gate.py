@@ -132,12 +132,12 @@ def test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds
     there (r_perf_zero) and reports the look's CI, at 1 - 0.05/2 = 97.5%, not the nominal 95%
     (s_ref = 100 once did not stop in CI: the t interval over 2 processes at 97.5% has
     t = 25.5, and the two processes' speedups differed enough to reach past 100)
-    (timing/stopping.py).  Each process times other inputs than the last: its own sampler seed,
+    (core/stopping.py).  Each process times other inputs than the last: its own sampler seed,
     and not one block seed in common."""
     import dataclasses
 
-    import perfbench.pipeline.timing_run as timing_run
-    from perfbench import stats
+    import perfbench.pipeline.score_processes as timing_run
+    from perfbench.core import stats
 
     drawn = []   # per process: (the sampler's seed, the block seeds the baseline was handed)
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from perfbench.correctness import check_outputs, record_of
-from perfbench.loading import load_module
 from perfbench.pipeline.gate import task_tolerance
 from perfbench.pipeline.score import ScoreConfig, score
-from perfbench.task_runtime import TaskProgram
-from perfbench.tasks import load_task
+from perfbench.task.correctness import check_outputs, record_of
+from perfbench.task.program import TaskProgram
+from perfbench.task.spec import load_task
+from perfbench.task.user_files import load_module
 from perfbench.timing.sampler import SamplerConfig
 
 REPO = Path(__file__).resolve().parents[2]

@@ -53,7 +53,7 @@ def test_a_wrong_variant_in_a_worker_is_named_and_an_inapplicable_one_said(tmp_p
 PROJECT_CPP = '''
 from pathlib import Path
 
-from perfbench.native import load_kernel_dir
+from perfbench.task.native_build import load_kernel_dir
 
 
 def prepare(op, fmt, operands):

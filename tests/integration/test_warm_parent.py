@@ -1,4 +1,4 @@
-"""The warm parent (isolation/warm_parent.py, warm_server.py): a zygote it forks into a sandbox
+"""The warm parent (isolation/processes/warm_parent.py, warm_parent_handle.py): a zygote it forks into a sandbox
 has what a spawned zygote has (credentials, capability sets, environment, PID 1 of its own
 namespace), a zygote it cannot sandbox is spawned instead and says so, and nothing it started
 outlives `close`."""
@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from perfbench.isolation.client import WorkerClient
-from perfbench.isolation.cpu_threads import CpuThreading
-from perfbench.isolation.fork_server import ForkServer
-from perfbench.procfs import pid_alive
-from perfbench.isolation.sandbox import SandboxPlan
-from perfbench.isolation.warm_server import WarmParent, WarmParents
+from perfbench.core.procfs import pid_alive
+from perfbench.isolation.processes.cpu_threads import CpuThreading
+from perfbench.isolation.processes.warm_parent_handle import WarmParent, WarmParents
+from perfbench.isolation.processes.worker_handle import WorkerClient
+from perfbench.isolation.processes.zygote_handle import ForkServer
+from perfbench.isolation.sandbox.plan import SandboxPlan
 from perfbench.pipeline.config import ScoreConfig
 from perfbench.pipeline.gate import load_side
-from perfbench.tasks import load_task
+from perfbench.task.spec import load_task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from perfbench.isolation.arena import SharedArena
+from perfbench.isolation.wire.arena import SharedArena
 
 
 @pytest.fixture

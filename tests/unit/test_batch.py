@@ -6,7 +6,7 @@ import pytest
 
 from perfbench.batch import BatchOptions, BatchRecord, BatchRow, BatchSummary, ResultsFile, read_manifest
 from perfbench.batch import runner
-from perfbench.errors import UsageError
+from perfbench.core.errors import UsageError
 
 
 def _rec(id_, outcome="scored", speedup=2.0, r_perf=0.5, reasons=(), key="cpu-x-1t", task="t", error_kind=None):

@@ -1,8 +1,8 @@
 import pytest
 
-from perfbench import bench_configs
-from perfbench.errors import UsageError
+from perfbench.core.errors import UsageError
 from perfbench.pipeline.calibrate import Calibration
+from perfbench.task import bench_configs
 
 
 def test_write_merge_and_lookup(tmp_path):
@@ -30,8 +30,8 @@ def test_bad_entries_are_usage_errors(tmp_path):
 
 def test_an_s_ref_from_another_protocol_says_so(tmp_path):
     """Entries written before the protocol was recorded were measured by protocol 1."""
-    from perfbench.bench_configs import lookup
-    from perfbench.crossover import PROTOCOL_VERSION
+    from perfbench.core.crossover import PROTOCOL_VERSION
+    from perfbench.task.bench_configs import lookup
 
     (tmp_path / "cpu-x-1t.toml").write_text('[tasks.old]\ns_ref = 2.0\nperfbench = "0.1.0"\nmeasured = "2026-12-02"\n'
                                             f'[tasks.new]\ns_ref = 2.0\nprotocol = {PROTOCOL_VERSION}\n')

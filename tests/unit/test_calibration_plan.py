@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from perfbench import bench_configs
-from perfbench.errors import UsageError
+from perfbench.core.errors import UsageError
 from perfbench.pipeline import calibrate as cal
 from perfbench.pipeline.calibrate import Calibration, calibrate_plan, validity
 from perfbench.pipeline.calibration_plan import CalibrationPlan
+from perfbench.task import bench_configs
 
 
 
@@ -120,7 +120,7 @@ def test_tasks_list_says_kind_family_and_this_machines_s_ref(tmp_path, monkeypat
     from click.testing import CliRunner
 
     import perfbench
-    from perfbench.cli import main
+    from perfbench.cli.main import main
     from perfbench.device.fingerprint import fingerprint
     repo = Path(perfbench.__file__).resolve().parents[1]
     for name in ("row_softmax", "csr_spmv", "segment_sum"):
@@ -189,7 +189,7 @@ def test_remeasure_measures_again_and_marks_a_task_that_moved(tmp_path, monkeypa
 
 def test_remeasure_without_a_plan_is_a_one_line_usage_error():
     from click.testing import CliRunner
-    from perfbench.cli import main
+    from perfbench.cli.main import main
     result = CliRunner().invoke(main, ["calibrate", "--remeasure", "tasks/row_softmax"])
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1].endswith("calibrate: --remeasure goes with --plan "
@@ -199,7 +199,7 @@ def test_remeasure_without_a_plan_is_a_one_line_usage_error():
 def test_s_ref_is_the_median_of_the_runs_and_its_interval_spans_every_run(monkeypatch, fake_score):
     """Skewed runs: the mean (1.83) would put s_ref where no run but the outlier is."""
     from perfbench.pipeline.score import ScoreConfig
-    from perfbench.tasks import load_task
+    from perfbench.task.spec import load_task
 
     results = iter([fake_score(1.2), fake_score(3.0), fake_score(1.3)])
     seen = []

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from perfbench.isolation.cgroup import create_worker_cgroup, sweep_stale
+from perfbench.isolation.sandbox.cgroup import create_worker_cgroup, sweep_stale
 
 
 def _cgroup_or_skip(version):
@@ -132,9 +132,9 @@ def test_a_candidate_worker_that_will_not_freeze_is_rejected_not_a_crash():
     the trusted baseline's it stays the scorer's error (#39)."""
     from types import SimpleNamespace
 
-    from perfbench.errors import CandidateRejected
-    from perfbench.isolation.cgroup import CgroupError
-    from perfbench.isolation.client import WorkerClient
+    from perfbench.core.errors import CandidateRejected
+    from perfbench.isolation.processes.worker_handle import WorkerClient
+    from perfbench.isolation.sandbox.cgroup import CgroupError
 
     class Stuck:
         def freeze(self):
@@ -156,7 +156,7 @@ def test_a_candidate_worker_that_will_not_freeze_is_rejected_not_a_crash():
 def test_a_worker_cgroup_limits_its_tasks(version):
     """A fork bomb stops at PIDS_MAX: on a hybrid host (v2 without controllers) through a v1 pids
     directory the worker joins too (#39: a candidate exhausted the host's pid space)."""
-    from perfbench.isolation.cgroup import PIDS_MAX
+    from perfbench.isolation.sandbox.cgroup import PIDS_MAX
 
     cg = _cgroup_or_skip(version)
     try:
@@ -192,7 +192,7 @@ print("survived", flush=True)
 def test_a_worker_cgroup_limits_its_memory_and_counts_the_kill(version, monkeypatch):
     """#39: the limit holds memfd pages too; the kernel's kill is counted, so the scorer can say
     `resource.memory` rather than `candidate.crashed`.  (Made ~128 MiB here.)"""
-    from perfbench.isolation import cgroupfs
+    from perfbench.isolation.sandbox import cgroupfs
 
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert cgroupfs.worker_memory_max() <= cgroupfs.MEMORY_SHARE * total

@@ -7,7 +7,7 @@ import pytest
 
 PROGRAM = """
 import atexit, sys
-from perfbench.cli import entry
+from perfbench.cli.main import entry
 atexit.register(lambda: print("atexit ran", flush=True))
 sys.argv = ["perfbench", *sys.argv[1:]]
 print("buffered before the exit", end="")   # no newline, no flush: the exit must flush it

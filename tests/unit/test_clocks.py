@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from perfbench.core.errors import EnvironmentUnavailable
 from perfbench.device.clocks import ClockLock, ClockRequest, read_marker, reset_stale
 from perfbench.device.monitor import Monitor
 from perfbench.device.nvml import CLOCK_LIMIT_TDP, REASON_APP_CLOCKS, REASON_SW_THERMAL, FakeGpu, FakeNvml
-from perfbench.errors import EnvironmentUnavailable
 
 BUS = "00000000:01:00.0"
 

@@ -2,10 +2,9 @@
 import pytest
 import torch
 
-from perfbench import correctness
-from perfbench.correctness import (Tolerance, check_output, default_tolerance, inputs_unchanged,
-                                   judge_repeated_call, outputs_differ, record_of)
-from perfbench.isolation.protocol import ProtocolError, decode_record, encode_record
+from perfbench.isolation.wire.protocol import ProtocolError, decode_record, encode_record
+from perfbench.task import correctness
+from perfbench.task.correctness import Tolerance, check_output, default_tolerance, inputs_unchanged, judge_repeated_call, outputs_differ, record_of
 
 REF = torch.tensor([1.0, -2.0, 3.0, float("nan")])
 
@@ -110,7 +109,7 @@ def test_checking_a_float64_output_leaves_it_as_it_was():
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8,
                                    torch.complex128])
 def test_poison_is_found_in_every_element_size(dtype):
-    from perfbench.correctness import _holds_poison
+    from perfbench.task.correctness import _holds_poison
     t = torch.zeros(5, dtype=dtype)
     assert not _holds_poison(t)
     t.view(torch.uint8)[t.element_size():2 * t.element_size()] = 255   # element 1: every byte 0xFF
@@ -210,7 +209,7 @@ def test_repeated_call_deterministic_and_wrong_keeps_its_reason():
 def test_poison_patterns_differ():
     """The rule rests on the two calls seeing *different* poison: with one pattern twice, memory
     that was never written could read the same both times and pass for deterministic output."""
-    from perfbench.correctness import POISON_PATTERNS
+    from perfbench.task.correctness import POISON_PATTERNS
 
     assert len(POISON_PATTERNS) >= 2 and len(set(POISON_PATTERNS)) == len(POISON_PATTERNS)
     assert 0xFF in POISON_PATTERNS          # NaN in every float type: named even in a single run

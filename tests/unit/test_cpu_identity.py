@@ -1,8 +1,8 @@
 """A CPU's identity beyond its name: what tells host classes apart in bench_configs."""
 import platform
 
-from perfbench import bench_configs
 from perfbench.device.fingerprint import cpu_identity, describe_cpu
+from perfbench.task import bench_configs
 
 ZEN5_VM = """processor\t: 0
 vendor_id\t: AuthenticAMD

@@ -1,16 +1,16 @@
-"""The CUDA timer's branches, on a simulated stream (timing/cuda_fake.py): no GPU needed."""
+"""The CUDA timer's branches, on a simulated stream (timing/cuda/fake_gpu.py): no GPU needed."""
 from pathlib import Path
 
 import pytest
 
-from perfbench import tamper
+from perfbench.core import tamper
+from perfbench.core.errors import CandidateRejected
+from perfbench.core.tamper import BlockWall
 from perfbench.device.clock_probe import ClockProbeReadings, ProbedMonitor, probe_throttled
-from perfbench.errors import CandidateRejected
-from perfbench.pipeline.worker_side import _host_block_ns
-from perfbench.tamper import BlockWall
-from perfbench.timing.cuda import CudaEventTimer
+from perfbench.sides.cuda_side import _host_block_ns
+from perfbench.timing.cuda.fake_gpu import FakeGpu
+from perfbench.timing.cuda.timer import CudaEventTimer
 from perfbench.timing.modes import choose_mode
-from perfbench.timing.cuda_fake import FakeGpu
 from perfbench.timing.side_streams import activities_from_trace, outside_window
 
 LAUNCH_NS = 20_000.0   # host launch latency the held stream must hide
@@ -230,8 +230,8 @@ def test_host_clocked_blocks_compare_messaging_not_launch_overhead():
 def test_only_the_baseline_reports_the_clock():
     """A candidate that could report 'throttled' after its slow blocks would choose which of its
     pairs are discarded and measured again: its claimed clock is never read."""
-    from perfbench.pipeline.sides import SideSettings, build_sides
-    from perfbench.tasks import load_task
+    from perfbench.sides.build import SideSettings, build_sides
+    from perfbench.task.spec import load_task
 
     spec = load_task(Path(__file__).parents[1] / "fixtures" / "tiny_task")
     base, make_cand, _ = build_sides(spec, None, "cuda", None, SideSettings(1.0, None, 1.0), object(), object(), 0)

@@ -3,13 +3,13 @@ output written after the end event is `tamper.side_stream`; an honest one passes
 import pytest
 import torch
 
-from perfbench.errors import CandidateRejected
-from perfbench.isolation.protocol import decode_values, encode_values
-from perfbench.pipeline.worker_side import check_end_digests
+from perfbench.core.errors import CandidateRejected
+from perfbench.isolation.wire.protocol import decode_values, encode_values
+from perfbench.sides.cuda_side import check_end_digests
 from perfbench.timing import checksum
 from perfbench.timing.checksum import digest_pair
-from perfbench.timing.cuda import CudaEventTimer
-from perfbench.timing.cuda_fake import FakeGpu
+from perfbench.timing.cuda.fake_gpu import FakeGpu
+from perfbench.timing.cuda.timer import CudaEventTimer
 
 KERNEL_NS = 5_000.0
 

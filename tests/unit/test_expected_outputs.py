@@ -2,8 +2,8 @@
 reference is skipped only where nothing of it but its structure would be read."""
 import torch
 
-from perfbench.correctness import Tolerance, check_outputs, record_of
-from perfbench.pipeline.worker_side import expected_outputs
+from perfbench.sides.cuda_side import expected_outputs
+from perfbench.task.correctness import Tolerance, check_outputs, record_of
 
 
 class Program:

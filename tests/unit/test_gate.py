@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from perfbench.correctness import POISON_PATTERNS
-from perfbench.errors import CandidateRejected
-from perfbench.isolation.protocol import encode_values
+from perfbench.core.errors import CandidateRejected
+from perfbench.isolation.wire.protocol import encode_values
 from perfbench.pipeline.gate import gate
-from perfbench.task_runtime import TaskProgram
-from perfbench.tasks import load_task
+from perfbench.task.correctness import POISON_PATTERNS
+from perfbench.task.program import TaskProgram
+from perfbench.task.spec import load_task
 
 TASK = Path(__file__).parents[1] / "fixtures" / "tiny_task"
 

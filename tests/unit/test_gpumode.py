@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from perfbench import stats
-from perfbench.correctness import record_of
-from perfbench.errors import UsageError
-from perfbench.gpumode import GpuModeProblem, cuda_on_cpu
-from perfbench.task_runtime import TaskProgram
-from perfbench.tasks import FORMAT_GPUMODE, load_task
+from perfbench.core import stats
+from perfbench.core.errors import UsageError
+from perfbench.task.correctness import record_of
+from perfbench.task.gpumode import GpuModeProblem, cuda_on_cpu
+from perfbench.task.program import TaskProgram
+from perfbench.task.spec import FORMAT_GPUMODE, load_task
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "gpumode"
 PROBLEM = FIX / "axpb_py"

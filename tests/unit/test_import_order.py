@@ -7,9 +7,9 @@ import pytest
 
 import perfbench
 
-TORCH_FREE = ("perfbench", "perfbench.cli", "perfbench.pipeline.score", "perfbench.pipeline.sandboxes",
-              "perfbench.isolation.fork_server", "perfbench.device.lease", "perfbench.report",
-              "perfbench.isolation.worker", "perfbench.isolation.zygote")
+TORCH_FREE = ("perfbench", "perfbench.cli.main", "perfbench.pipeline.score", "perfbench.pipeline.sandboxes",
+              "perfbench.isolation.processes.zygote_handle", "perfbench.device.lease", "perfbench.cli.report",
+              "perfbench.isolation.processes.worker", "perfbench.isolation.processes.zygote")
 
 
 def test_the_path_that_spawns_the_zygotes_does_not_import_torch():

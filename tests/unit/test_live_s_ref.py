@@ -7,14 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from perfbench import bench_configs, stats
-from perfbench.errors import CandidateRejected, UsageError
+from perfbench.core import stats
+from perfbench.core.errors import CandidateRejected, UsageError
+from perfbench.core.results import S_REF_LIVE, ComparisonResult, PairedSamples, ScoreResult
+from perfbench.core.tamper import BlockWall
 from perfbench.pipeline.config import ScoreConfig
-from perfbench.pipeline.perf_score import _s_ref
-from perfbench.pipeline.timing_run import check_tampering
-from perfbench.results import S_REF_LIVE, ComparisonResult, PairedSamples, ScoreResult
-from perfbench.tamper import BlockWall
-from perfbench.tasks import FORMAT_DIR, FORMAT_KERNELBENCH, TaskSpec
+from perfbench.pipeline.process_checks import check_tampering
+from perfbench.pipeline.score_processes import _s_ref
+from perfbench.task import bench_configs
+from perfbench.task.spec import FORMAT_DIR, FORMAT_KERNELBENCH, TaskSpec
 from perfbench.timing.sampler import SamplerConfig, interleaved_slots, sample_interleaved, sample_pairs
 from perfbench.timing.schedule import BASELINE, CANDIDATE, SOLUTION
 
@@ -155,6 +156,8 @@ def test_the_ratio_ci_adds_both_log_half_widths():
 
 
 class _Blocks:
+    scorer_clocked = False   # as a CUDA side: the unaccounted-time checks run too
+
     def __init__(self, blocks):
         self.blocks = blocks
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perfbench.native import exported_functions
+from perfbench.task.native_build import exported_functions
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,7 +39,7 @@ def test_the_build_uses_the_environments_own_ninja_whatever_path_says(tmp_path, 
     ninja goes first on PATH for the build, and PATH is as it was afterwards."""
     import torch.utils.cpp_extension as cpp
 
-    from perfbench import native
+    from perfbench.task import native_build as native
 
     env_bin = _executable(tmp_path / "venv" / "bin" / "ninja").parent
     other = _executable(tmp_path / "usr" / "bin" / "ninja").parent
@@ -56,7 +56,7 @@ def test_the_build_uses_the_environments_own_ninja_whatever_path_says(tmp_path, 
 
 
 def test_without_ninja_in_the_environment_paths_ninja_is_used_and_none_at_all_is_one_message(tmp_path, monkeypatch):
-    from perfbench import native
+    from perfbench.task import native_build as native
 
     monkeypatch.setattr(native.sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
     other = _executable(tmp_path / "usr" / "bin" / "ninja").parent

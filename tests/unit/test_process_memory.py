@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from perfbench.isolation import arena
+from perfbench.isolation.wire import arena
 
 CHILD = ("import ctypes, sys, time\n"
          "buf = ctypes.create_string_buffer(bytes(range(256)) * 4096)\n"   # 1 MiB of known bytes
@@ -105,12 +105,12 @@ def test_a_read_of_a_page_nobody_serves_ends_at_its_deadline():
 
 
 def test_a_timed_output_read_past_its_deadline_kills_the_worker_and_rejects(monkeypatch):
-    """The scorer's side (pipeline/arena_side.py): the read gets the call's timeout, and one that
+    """The scorer's side (sides/cpu_side.py): the read gets the call's timeout, and one that
     does not end in it is `tamper.protocol`, with the worker killed (which ends the read)."""
     import numpy as np
 
-    from perfbench.errors import CandidateRejected
-    from perfbench.pipeline import arena_side
+    from perfbench.core.errors import CandidateRejected
+    from perfbench.sides import cpu_side as arena_side
 
     class Client:
         worker_pid, killed = 12345, 0

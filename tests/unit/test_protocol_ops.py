@@ -4,8 +4,8 @@ import json
 import re
 from pathlib import Path
 
-from perfbench.isolation.protocol import Op
-from perfbench.isolation.worker import _WorkerState, handlers
+from perfbench.isolation.processes.worker import _WorkerState, handlers
+from perfbench.isolation.wire.protocol import Op
 
 PACKAGE = Path(__file__).resolve().parents[2] / "perfbench"
 

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from perfbench.errors import EnvironmentUnavailable
-from perfbench.isolation.sandbox import LAYERS, Isolation, SandboxPlan, isolation_from_probe
-from perfbench.isolation.worker_view import WorkerView
+from perfbench.core.errors import EnvironmentUnavailable
+from perfbench.isolation.sandbox.plan import LAYERS, Isolation, SandboxPlan, isolation_from_probe
+from perfbench.isolation.sandbox.worker_view import WorkerView
 from perfbench.pipeline.score import ScoreConfig
-from perfbench.pipeline.timing_run import isolation_record
+from perfbench.pipeline.process_checks import isolation_record
 
 
 class FakeCgroup:
@@ -123,8 +123,8 @@ def test_private_directories_of_a_killed_scorer_are_swept(tmp_path):
     import subprocess
     import sys
 
-    from perfbench.procfs import owner_tag, pid_namespace
-    from perfbench.isolation.sandbox import sweep_stale_private_dirs
+    from perfbench.core.procfs import owner_tag, pid_namespace
+    from perfbench.isolation.sandbox.plan import sweep_stale_private_dirs
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -145,8 +145,8 @@ def test_a_killed_scorers_worker_logs_are_swept_by_the_next(tmp_path, monkeypatc
     import sys
     import tempfile
 
-    from perfbench.procfs import owner_tag, pid_namespace
-    from perfbench.isolation.sandbox import worker_log_dir
+    from perfbench.core.procfs import owner_tag, pid_namespace
+    from perfbench.isolation.sandbox.plan import worker_log_dir
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -173,9 +173,9 @@ def test_the_scorer_is_nondumpable_before_any_zygote_exists(monkeypatch):
     must still come first, so no sandboxed process ever coexists with a dumpable scorer."""
     import ctypes
 
-    from perfbench.isolation.cpu_threads import CpuThreading
+    from perfbench.isolation.processes.cpu_threads import CpuThreading
     from perfbench.pipeline import sandboxes
-    from perfbench.tasks import load_task
+    from perfbench.task.spec import load_task
 
     libc = ctypes.CDLL(None)
     dumpable = lambda: libc.prctl(3, 0, 0, 0, 0)   # noqa: E731 - PR_GET_DUMPABLE

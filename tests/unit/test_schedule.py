@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from perfbench import stats
+from perfbench.core import stats
 from perfbench.timing.sampler import SamplerConfig, sample_pairs
 
 CFG = SamplerConfig(min_pairs=6, max_pairs=30, warmup_s=0.0, min_block_s=0.0, target_rel_ci=0.0, n_resamples=200)
@@ -104,7 +104,7 @@ def test_the_period_effect_is_estimated(first):
 
 
 def test_a_period_effect_larger_than_the_ci_warns_order_effect():
-    from perfbench.results import ComparisonResult
+    from perfbench.core.results import ComparisonResult
 
     s = _run(PeriodHost(3, first=0.08, noise=0.002), 1.0, 3, SamplerConfig(min_pairs=30, max_pairs=30, warmup_s=0.0,
                                                                             min_block_s=0.0, target_rel_ci=0.0))

@@ -2,8 +2,7 @@ import math
 
 import pytest
 
-from perfbench.scoring import (MIN_S_REF, gate_impl_tests, gate_s_ref, gate_stable, gate_starter_not_faster, r_impl,
-                               r_perf)
+from perfbench.core.scoring import MIN_S_REF, gate_impl_tests, gate_s_ref, gate_stable, gate_starter_not_faster, r_impl, r_perf
 
 
 @pytest.mark.parametrize("s_ref", [1.15, 1.5, 2.0, 7.3])
@@ -56,7 +55,7 @@ def test_validity_gates():
 
 
 def test_gate_stable():
-    from perfbench.stats import Stability
+    from perfbench.core.stats import Stability
 
     assert gate_stable(None, 2.0).ok                  # one process: nothing to compare
     ok = gate_stable(Stability((2.0, 2.04), ((1.98, 2.06), (2.0, 2.08))), 2.02)   # 2% apart, CIs 4% wide

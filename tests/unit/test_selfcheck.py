@@ -1,8 +1,8 @@
 """selfcheck's orchestration, including the CUDA path, driven by fakes (no GPU, no real timing)."""
+from perfbench.cli.report import selfcheck_table
+from perfbench.device.device_session import describe
 from perfbench.device.environment import environment_report
 from perfbench.device.nvml import FakeGpu, FakeNvml
-from perfbench.device.session import describe
-from perfbench.report import selfcheck_table
 from perfbench.selfcheck.backend import Backend
 from perfbench.selfcheck.run import SelfcheckConfig, plot, run_selfcheck
 from perfbench.timing.timers import FakeKernel, FakeTimer
@@ -34,7 +34,7 @@ def fake_cuda_backend() -> Backend:
 
 
 def test_cuda_path_with_fakes(tmp_path, monkeypatch):
-    import perfbench.device.session as session
+    import perfbench.device.device_session as session
 
     gpu = FakeGpu(name="Fake H200")
     monkeypatch.setattr(session, "cuda_pci_bus_id", lambda device: gpu.pci_bus_id)
@@ -62,7 +62,7 @@ def test_cuda_path_with_fakes(tmp_path, monkeypatch):
 
 
 def test_describe_reads_fake_nvml_by_bus_id(monkeypatch):
-    import perfbench.device.session as session
+    import perfbench.device.device_session as session
 
     gpu = FakeGpu(name="Fake H200", pci_bus_id="00000000:09:00.0")
     monkeypatch.setattr(session, "cuda_pci_bus_id", lambda device: "00000000:09:00.0")

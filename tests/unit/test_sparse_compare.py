@@ -8,8 +8,8 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from perfbench.cli import main
-from perfbench.cli_scorch import _ops, result_lines
+from perfbench.cli.main import main
+from perfbench.cli.scorch import _ops, result_lines
 from perfbench.sparse import variants as variants_mod
 from perfbench.sparse.cases import CaseError, SparseCase, operands, output_shape, reference, sparsity_mask
 from perfbench.sparse.compare import INCORRECT, NO_BASELINE, NOT_APPLICABLE, OK, CaseResult, VariantResult, run_case

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from perfbench import stats
+from perfbench.core import stats
 
 
 def _pairs(n, ratio, noise, seed):
@@ -130,7 +130,7 @@ def test_importing_perfbench_or_a_worker_does_not_import_scipy():
     """Every worker interpreter imports perfbench; scipy.stats would add ~1.8 s to each start."""
     import subprocess
     import sys
-    code = ("import sys, perfbench, perfbench.isolation.worker, perfbench.pipeline.score; "
+    code = ("import sys, perfbench, perfbench.isolation.processes.worker, perfbench.pipeline.score; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]

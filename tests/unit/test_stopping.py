@@ -1,14 +1,14 @@
-"""Decision-aware stopping (timing/stopping.py): the rule's boundaries exactly, where it may look,
+"""Decision-aware stopping (core/stopping.py): the rule's boundaries exactly, where it may look,
 and its error rate on seeded FakeTimer scores (timing/simulate.py)."""
 import pytest
 
 import math
 
-from perfbench.results import PairedSamples
-from perfbench.stats import Estimate
+from perfbench.core.results import PairedSamples
+from perfbench.core.stats import Estimate
+from perfbench.core.stopping import StoppingRule, interim_decision
 from perfbench.timing.sampler import SamplerConfig
 from perfbench.timing.simulate import SimulatedHost, simulated_score
-from perfbench.timing.stopping import StoppingRule, interim_decision
 
 def ci(low, high):
     return Estimate(math.sqrt(low * high), low, high, 0.95)

@@ -1,15 +1,15 @@
-"""The workers' seccomp filter (isolation/syscall_filter.py), in a child process: a filter
+"""The workers' seccomp filter (isolation/sandbox/syscall_filter.py), in a child process: a filter
 cannot be taken off the process that installs it."""
 import subprocess
 import sys
 
 import pytest
 
-from perfbench.isolation import syscall_filter
+from perfbench.isolation.sandbox import syscall_filter
 
 CHILD = """
 import ctypes, os, platform, sys
-from perfbench.isolation.syscall_filter import _NATIVE, deny_syscalls, keyrings_denied, userfaultfd_denied
+from perfbench.isolation.sandbox.syscall_filter import _NATIVE, deny_syscalls, keyrings_denied, userfaultfd_denied
 before = keyrings_denied()
 uffd_before = userfaultfd_denied()
 installed = deny_syscalls()

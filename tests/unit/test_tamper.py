@@ -1,5 +1,5 @@
-from perfbench import tamper
-from perfbench.tamper import BlockWall
+from perfbench.core import tamper
+from perfbench.core.tamper import BlockWall
 
 
 def _blocks(wall_ms, reported_ms, n=8, iters=100, cpu=None):
@@ -32,7 +32,7 @@ def test_baseline_slowdown_uses_fastest_paired_block():
 
 
 def test_block_time_is_scorer_wall_less_overhead():
-    from perfbench.pipeline.arena_side import per_iteration_ns
+    from perfbench.sides.cpu_side import per_iteration_ns
 
     assert per_iteration_ns(10_000_000, 2_000_000, 100) == 80_000      # (10 ms - 2 ms) / 100 calls
     assert per_iteration_ns(10_000_000, 12_000_000, 10) == 10_000      # floor: 1% of the wall
@@ -55,7 +55,7 @@ def test_more_threads_than_the_task_allows():
 
 
 def test_check_share_grows_while_checks_are_cheap():
-    from perfbench.pipeline.arena_side import ArenaSide
+    from perfbench.sides.cpu_side import ArenaSide
 
     side = ArenaSide(None, None, None, [], 0, 1.0, check_fraction=0.3, check_budget=0.5)
     assert side.check_share(10e6) == 0.3                # no check measured yet: the configured share

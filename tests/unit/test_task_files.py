@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from perfbench.errors import UsageError
+from perfbench.core.errors import UsageError
 from perfbench.pipeline.sandboxes import candidate_files
-from perfbench.tasks import load_task
+from perfbench.task.spec import load_task
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -110,7 +110,7 @@ def test_a_bad_package_entry_is_one_line(tmp_path, packages, message):
 
 
 def test_a_failed_cpp_build_is_described_by_its_first_compiler_error():
-    from perfbench.loading import describe_exception
+    from perfbench.task.user_files import describe_exception
     exc = RuntimeError("Error building extension 'k1': [1/2] c++ -MMD -MF main.o.d -O3 -c main.cpp\n"
                        "main.cpp: In function 'evaluate':\nmain.cpp:602:19: error: 'pB0' was not declared\n"
                        "main.cpp:700:1: error: expected '}'\nninja: build stopped")

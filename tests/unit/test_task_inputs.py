@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from perfbench import task_runtime
-from perfbench.task_runtime import TaskProgram
-from perfbench.errors import UsageError
-from perfbench.tasks import load_task
+from perfbench.core.errors import UsageError
+from perfbench.task import program as task_runtime
+from perfbench.task.program import TaskProgram
+from perfbench.task.spec import load_task
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_task"
 
@@ -88,7 +88,7 @@ def test_made_serially_on_the_scorers_own_thread(tmp_path, pinned, monkeypatch, 
 
 
 def test_spare_cores_are_the_scorers_less_the_workers(monkeypatch):
-    from perfbench.isolation.cpu_threads import CpuThreading
+    from perfbench.isolation.processes.cpu_threads import CpuThreading
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     assert CpuThreading.for_task(1, cpus=(1,)).spare_cores() == (0, 2, 3)
     assert CpuThreading.for_task(2, cpus=(0, 1, 2, 3)).spare_cores() == ()
@@ -108,8 +108,8 @@ def test_every_call_of_a_block_gets_its_own_inputs_the_same_for_both_sides():
     """From the scorer's maker to the views the worker calls the kernel on: iteration k's
     arguments are block[k], no two iterations share values, the block's second side gets the
     same block, and the next block another one."""
-    from perfbench.isolation.arena import BlockLayout, SharedArena, staged_arguments
-    from perfbench.pipeline.arena_side import BlockInputs
+    from perfbench.isolation.wire.arena import BlockLayout, SharedArena, staged_arguments
+    from perfbench.sides.cpu_side import BlockInputs
 
     spec = load_task(FIX)
     inputs = BlockInputs(TaskProgram(spec, "cpu"), spec.sizes[0])

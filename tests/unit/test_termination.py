@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[2]
 # the interpreter prints and drops it; the script then runs on and would exit 0.
 DROPPED_IN_DEL = textwrap.dedent("""
     import os, signal, sys, time
-    from perfbench import termination
+    from perfbench.cli import termination
     if sys.argv[1] == "handled":
         termination.handle_termination()
         termination.handle_termination()   # a second command in one process wraps the hook once

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import perfbench
-from perfbench.isolation import worker_view
-from perfbench.isolation.worker_view import PRIVATE_DIR_BYTES, plan_view, root_script
+from perfbench.isolation.sandbox import worker_view
+from perfbench.isolation.sandbox.worker_view import PRIVATE_DIR_BYTES, plan_view, root_script
 
 
 @pytest.fixture
@@ -118,7 +118,7 @@ def test_top_level_names_the_roots_entries(tmp_path):
 
 def test_a_file_closed_to_others_is_bound_from_a_readable_copy(tmp_path, monkeypatch):
     """A candidate `tempfile` wrote (0600): the uid layer does not depend on it (#39)."""
-    from perfbench.isolation.worker_view import readable_copies
+    from perfbench.isolation.sandbox.worker_view import readable_copies
 
     home = _home(tmp_path, monkeypatch)
     secret = home / "project" / "cand.py"

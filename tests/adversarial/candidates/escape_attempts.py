@@ -96,7 +96,7 @@ def _signal_others():
 
 
 def _zygote():
-    # A forked worker's PID 1 is the zygote it was forked from (isolation/zygote.py), which
+    # A forked worker's PID 1 is the zygote it was forked from (isolation/processes/zygote.py), which
     # forks this candidate's later processes; a fresh worker is PID 1 itself.
     if os.getpid() == 1:
         raise ProcessLookupError("no zygote: this worker is PID 1")
@@ -218,7 +218,7 @@ except OSError as _exc:
     print(f"cache write: denied ({type(_exc).__name__})", flush=True)
 
 # Switch the child-process tripwire off, then leave a setsid'ed CPU burner behind.
-sys.modules["perfbench.isolation.integrity"]._child_pids = lambda: set()
+sys.modules["perfbench.isolation.processes.integrity"]._child_pids = lambda: set()
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:

@@ -5,7 +5,7 @@ that returns zeros for size 'small'.  The CPU gate now reads outputs from the fr
 memory: its encoder is never called, and the zeros are `correctness.mismatch`."""
 import torch
 
-import perfbench.isolation.protocol as protocol
+import perfbench.isolation.wire.protocol as protocol
 
 _real_encode = protocol.encode_values
 

@@ -4,7 +4,7 @@ taken before the write hid it.  The CPU gate now reads the inputs back from the 
 scorer owns: `correctness.input_mutated`."""
 import torch
 
-import perfbench.isolation.protocol as protocol
+import perfbench.isolation.wire.protocol as protocol
 
 _real_encode = protocol.encode_values
 _before: list = []

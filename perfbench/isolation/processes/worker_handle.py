@@ -1,0 +1,245 @@
+"""The scorer's handle on one worker process: spawn, request with a timeout, kill, clean up.
+
+Every way a worker can fail becomes a `CandidateRejected` with a named reason:
+`candidate.timeout` (no answer in time; the worker is killed), `candidate.crashed` (killed by a
+signal, e.g. SIGSEGV), `candidate.exited` (called exit), `resource.memory` (killed by the kernel
+for going over its cgroup's memory limit), `tamper.protocol` (an answer that is not a well-formed
+reply to this request).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...core.errors import CandidateRejected, UsageError
+from ...core.procfs import session_cpu_seconds, session_pids
+from ..sandbox.cgroup import CgroupError
+from ..sandbox.plan import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, worker_log_dir
+from ..wire.arena import SharedArena
+from ..wire.protocol import Op, ProtocolError, recv
+from .cpu_threads import CpuThreading
+from .launch import interpreter_pid, kill_group, read_tail, spawn
+
+if TYPE_CHECKING:
+    from .zygote_handle import ForkServer
+
+MAX_BLOB_BYTES = 1 << 31
+MAX_MESSAGE_CHARS = 2000
+# The reason codes a worker may answer with: the candidate's own failures (what the worker raises:
+# candidate.raised, candidate.signature, tamper.timer_patched, resource.disk, ..., worker.error).
+CANDIDATE_REASON = re.compile(r"(candidate|tamper|correctness|output|resource|worker)\.[a-z_]{1,40}")
+
+
+class WorkerClient:
+    """One worker process.  Use as a context manager: the process never outlives it.
+
+    `sandbox=True` puts it in every layer of sandbox/plan.py this machine allows (its own cgroup
+    always, with a cpuset of `threading`'s cores; the namespaces and dropped privileges for
+    untrusted workers); `hide` names trusted files the worker must not read, `expose` the files
+    it must (the candidate, the task) when the scorer's home is hidden from it.  What was active is in `isolation` after `start()`.
+    With `server`, the worker is forked from that zygote (zygote_handle.py) instead of started as
+    a fresh interpreter: it runs in the zygote's sandbox, in a cgroup of its own.
+    """
+
+    def __init__(self, label: str, *, untrusted: bool, log_dir: Path | None = None, sandbox: bool = True,
+                 hide: tuple[str, ...] = (), expose: tuple[str, ...] = (), threading: CpuThreading | None = None,
+                 server: "ForkServer | None" = None):
+        self.label = label
+        self.untrusted = untrusted
+        self._owns_log_dir = log_dir is None   # removed at close: thousands of scores leave no trace
+        self._log_dir = log_dir or worker_log_dir()
+        self.log_path = self._log_dir / f"{label}.log"
+        cpus = threading.cpus if threading is not None else None
+        if server is not None:
+            self.plan = server.child_plan(label, cpus)
+        elif sandbox:
+            self.plan = plan_sandbox(label, untrusted=untrusted, hide=hide, expose=expose, cpus=cpus)
+        else:
+            self.plan = SandboxPlan(None, False, missing=("sandbox: switched off by the caller",))
+        self.isolation: Isolation | None = None
+        # Shared memory for the CPU timing protocol (arena.py): inputs in, output addresses out.
+        self.input_arena, self.output_table = SharedArena(f"{label}-inputs"), SharedArena(f"{label}-table")
+        arena_fds = (self.input_arena.fd, self.output_table.fd)
+        ours, theirs = socket.socketpair()
+        t0 = time.perf_counter()
+        self.forked = server is not None
+        try:
+            if server is not None:
+                with open(self.log_path, "wb") as log:
+                    self.proc = server.fork(self.plan, (theirs.fileno(), *arena_fds, log.fileno()))
+            else:
+                self.proc = spawn("perfbench.isolation.processes.worker", [str(theirs.fileno()), *map(str, arena_fds)],
+                                  self.plan, (theirs.fileno(), *arena_fds), self.log_path, threading)
+        except BaseException:
+            ours.close()
+            self.input_arena.close()
+            self.output_table.close()
+            self.plan.remove()
+            if self._owns_log_dir:   # no object is returned whose close() would remove it
+                shutil.rmtree(self._log_dir, ignore_errors=True)
+            raise
+        finally:
+            theirs.close()
+        self._conn = Connection(ours.detach())
+        self._ids = itertools.count(1)
+        self._started = t0
+        self.startup_s: float | None = None
+        self._frozen = False
+        self.worker_pid: int | None = None
+
+    def start(self, timeout_s: float) -> Isolation:
+        """Wait until the worker answers; record the isolation it reports before any code loads."""
+        self.request(Op.PING, timeout_s)
+        self.startup_s = time.perf_counter() - self._started
+        if self.plan.cgroup is not None:
+            # Up to here both workers imported torch side by side; from here on the worker stays
+            # on the task's cores (it pinned itself too, cpu_threads.pin_from_env).
+            try:
+                self.plan.cgroup.hold_cpus()
+            except OSError as exc:   # recorded as a missing layer (isolation_from_probe), not a crash
+                self.plan.cgroup.cpus, self.plan.cgroup.cpuset_missing = None, f"cpuset: {exc}"
+        header, _ = self.request(Op.PROBE, timeout_s)
+        probe = header.get("probe") if isinstance(header.get("probe"), dict) else {}
+        self.isolation = isolation_from_probe(probe, self.plan)
+        # The interpreter itself (its memory holds the outputs the scorer reads).
+        self.worker_pid = self.proc.pid if self.forked else interpreter_pid(self.proc.pid, self.plan)
+        return self.isolation
+
+    # -- the cgroup ------------------------------------------------------------------------------
+    def freeze(self) -> None:
+        """Stop every process of this worker (no-op without a cgroup).  A candidate's worker
+        that does not freeze in time is rejected (`candidate.unfreezable`), never a crash of the
+        scorer: its verdict would depend on a freeze that did not happen (#39)."""
+        if self.plan.cgroup is not None and not self._frozen:
+            try:
+                self.plan.cgroup.freeze()
+            except (CgroupError, OSError) as exc:
+                if not self.untrusted:
+                    raise
+                raise CandidateRejected("candidate.unfreezable",
+                                        f"{self.label}'s worker could not be frozen: {exc}") from None
+            self._frozen = True
+
+    def thaw(self) -> None:
+        if self.plan.cgroup is not None and self._frozen:
+            self.plan.cgroup.thaw()
+            self._frozen = False
+
+    def cpu_seconds(self) -> float | None:
+        """CPU used so far by everything this worker started: its cgroup, else its session."""
+        if self.plan.cgroup is not None:
+            return self.plan.cgroup.cpu_seconds()
+        return session_cpu_seconds(self.proc.pid)
+
+    # -- requests --------------------------------------------------------------------------------
+    def request(self, op: Op, timeout_s: float, **fields: Any) -> tuple[dict[str, Any], list[bytes]]:
+        rid = next(self._ids)
+        self.thaw()   # a frozen worker cannot answer
+        try:
+            self._conn.send_bytes(json.dumps(dict(fields, op=op, id=rid)).encode())
+            ready = self._conn.poll(timeout_s)
+        except (BrokenPipeError, EOFError, OSError):
+            raise self._death(op) from None
+        if not ready:
+            self.kill()
+            raise CandidateRejected("candidate.timeout", f"{self.label} did not finish '{op}' within {timeout_s:g} s")
+        try:
+            header, blobs = recv(self._conn, MAX_BLOB_BYTES)
+        except (EOFError, OSError):
+            try:  # a crashing worker closes its socket a moment before it is reaped
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:  # alive, so it wrote something that is not a reply
+                self.kill()
+                raise CandidateRejected("tamper.protocol", f"{self.label} wrote malformed data to its "
+                                        f"channel during '{op}'") from None
+            raise self._death(op) from None
+        except ProtocolError as exc:
+            self.kill()
+            raise CandidateRejected("tamper.protocol", f"{self.label}: {exc}") from None
+        if header.get("id") != rid:
+            self.kill()
+            raise CandidateRejected("tamper.protocol", f"{self.label} answered a request it was not asked")
+        if "error" in header:
+            reason, message = header["error"], str(header.get("message", ""))[:MAX_MESSAGE_CHARS]
+            if reason in ("usage", "worker.error") and not self.untrusted:
+                raise UsageError(f"{self.label}: {message}")
+            if reason == "usage":
+                reason = "candidate.raised"
+            if not isinstance(reason, str) or not CANDIDATE_REASON.fullmatch(reason):
+                # The code is the candidate's to write: it may only blame the candidate (a code
+                # like `infra.retry` could get a caught cheat another roll from a harness).
+                self.kill()
+                raise CandidateRejected("tamper.protocol", f"{self.label} answered with the error code "
+                                        f"{str(reason)[:80]!r}")
+            raise CandidateRejected(reason, f"{self.label}: {message}")
+        return header, blobs
+
+    def _death(self, op: str) -> CandidateRejected:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        last = self.log_tail(400).strip().splitlines()
+        said = f"; last output: {last[-1][:200]}" if last else ""
+        cgroup = self.plan.cgroup
+        if cgroup is not None and cgroup.oom_kills():   # the kernel killed it (or one of its processes)
+            limit = cgroup.memory_max
+            return CandidateRejected("resource.memory", f"{self.label} went over its memory limit "
+                                     f"({limit / 2**30:.1f} GiB) during '{op}'{said}" if limit else
+                                     f"{self.label} went over its memory limit during '{op}'{said}")
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return CandidateRejected("candidate.crashed", f"{self.label} was killed by {name} during '{op}'{said}")
+        return CandidateRejected("candidate.exited", f"{self.label} exited (status {code}) during '{op}'{said}")
+
+    # -- lifetime --------------------------------------------------------------------------------
+    def log_tail(self, limit: int = 4000) -> str:
+        return read_tail(self.log_path, limit)
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group (its own session) and wait until it is gone,
+        grandchildren included, so nothing the candidate started outlives the score."""
+        kill_group(self.plan, self.proc)
+        self._frozen = False
+        deadline = time.monotonic() + 5
+        while session_pids(self.proc.pid) and time.monotonic() < deadline:
+            for pid in session_pids(self.proc.pid):  # members that left the group but not the session
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.request(Op.EXIT, timeout_s=2)
+            except (CandidateRejected, UsageError):
+                pass
+        self.kill()  # also reaps anything the worker left in its group
+        self._conn.close()
+        self.input_arena.close()
+        self.output_table.close()
+        self.plan.remove()
+        if self._owns_log_dir:   # (callers read log_tail() before closing)
+            shutil.rmtree(self._log_dir, ignore_errors=True)
+
+    def __enter__(self) -> "WorkerClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,312 @@
+"""A perf task's score once `score` holds the device: its worker processes, one fresh pair
+(baseline, candidate) after another, each timing its share of the AB-BA pairs (docs/verdict.md,
+"processes"), stopped when the verdict is settled (core/stopping.py), into one ScoreResult.
+This process holds the secret seeds, regenerates inputs, runs the trusted reference and computes
+every verdict; what each process's blocks say besides their times is process_checks.py."""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import statistics
+from pathlib import Path
+from typing import Callable
+
+from ..core import stats, tamper
+from ..core.errors import CandidateRejected, UsageError
+from ..core.results import S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, BenchmarkComparison, ComparisonResult, PairedSamples, Reason, ScoreResult
+from ..core.stopping import StoppingRule, interim_decision
+from ..device.device_session import device_session
+from ..device.fingerprint import fingerprint
+from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.wire.protocol import Op
+from ..sides.build import Side, SideSettings, build_sides
+from ..task import bench_configs
+from ..task.correctness import Failure
+from ..task.program import TaskProgram
+from ..task.spec import FORMAT_DIR, FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
+from ..timing.modes import choose_mode
+from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
+from ..timing.schedule import CANDIDATE, SOLUTION
+from .baseline_pool import BaselinePool
+from .config import RunSetup, ScoreConfig
+from .gate import derive_seeds, gate, load_side, task_tolerance
+from .process_checks import (baseline_alone, block_diagnostics, check_tampering, clock_warnings, isolation_record,
+                             merge_diagnostics, side_stream_gate)
+from .sandboxes import ScorerStart
+from .workers import ForkedWorkers, Workers
+
+
+
+def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datetime.date | None = None
+           ) -> tuple[float | None, str, list[str], bench_configs.SRef | None]:
+    """s_ref, where it came from, warnings about it, and the bench_configs entry it came from.
+    Live, the value is None here: the score derives it from the solution's samples."""
+    if cfg.s_ref is not None:
+        return cfg.s_ref, "command line", [], None
+    policy = cfg.s_ref_policy
+    if policy == bench_configs.S_REF_LIVE_POLICY:
+        if spec.format != FORMAT_DIR:
+            raise UsageError(f"{spec.name}: --s-ref live times the task's solution.py; a {spec.format} problem has none")
+        return None, S_REF_LIVE, [], None
+    key = bench_configs.device_key(device, fp, spec.threads)
+    found = bench_configs.lookup(spec.name, key, cfg.bench_configs_dir)
+    stale = found.stale(today or datetime.datetime.now(datetime.timezone.utc).date()) if found is not None else None
+    if policy == bench_configs.S_REF_AUTO and spec.format == FORMAT_DIR and (found is None or stale):
+        # (no warning where nothing was found: live is what an s_ref from another machine would need)
+        return None, S_REF_LIVE, [f"{found.source}'s s_ref for {spec.name} is not fresh: {stale}; s_ref is "
+                                  "measured live instead (docs/verdict.md)"] if found is not None else [], None
+    if found is not None:
+        warnings = [f"{found.source} marks {spec.name} invalid on {key} ({'; '.join(found.invalid)}): R_perf "
+                    "here does not measure what the task intends"] if found.invalid else []
+        return found.value, found.source, warnings + ([found.other_protocol] if found.other_protocol else []), found
+    if spec.s_ref_default is not None:
+        return spec.s_ref_default, "task default", [
+            f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="
+            f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"], None
+    if spec.format in (FORMAT_KERNELBENCH, FORMAT_GPUMODE):   # a problem: the speedup is the answer
+        return None, "none", [f"no s_ref for {spec.name} on {key}: the speedup is scored, R_perf is null; "
+                              "pass --s-ref or run `perfbench calibrate` for a reward"], None
+    raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")
+
+
+def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,
+               start: ScorerStart, say: Callable[[str], None], progress: ProgressFn | None,
+               baselines: BaselinePool | None, workers: Workers | None = None) -> ScoreResult:
+    """A perf task's score, on the cores of the device lease `score` holds; CPU workers forked
+    from the zygotes `score` started (sandboxes.start_scorer), unless `workers` gives them."""
+    threading = start.threading
+    workers = workers or ForkedWorkers(start.servers, baselines, start.nondumpable)
+    init_seed, probe_seed, *check_seeds = derive_seeds(master, 2 + cfg.check_seeds)
+    program = TaskProgram(spec, device, init_seed=init_seed)
+    fp = fingerprint(device)
+    s_ref, s_ref_source, warnings, calibration = _s_ref(spec, device, fp, cfg)
+    sampler_cfg = _sampler_config(spec, cfg)
+    base = dict(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device, seed=master,
+                overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
+    baseline_file = {FORMAT_KERNELBENCH: spec.root, FORMAT_GPUMODE: spec.file("reference")}.get(
+        spec.format, spec.file("baseline"))
+    if spec.format == FORMAT_GPUMODE and spec.device == "cuda" and device == "cpu":
+        base["warnings"] += (f"{spec.name} is a CUDA problem run on the CPU (--device cpu): the tensors and "
+                             "generators its code asks for on cuda were made on the CPU (docs/tasks.md)",)
+    if threading is not None:
+        base["threading"] = threading.to_dict()
+        if threading.oversubscribed:
+            base["warnings"] += (f"{spec.name} asks for {spec.threads} threads; this process may use only "
+                                 f"{len(threading.cpus)} cores, so threads share them",)
+    solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
+    setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, init_seed,
+                     probe_seed, master, solution_file)
+    rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci)
+    if not spec.benchmarks:
+        timed = _time(setup, rule, check_seeds, base, fp, calibration, workers, say, progress, baselines)
+        if isinstance(timed, ScoreResult):
+            return timed
+        comparison, checks, logs = timed
+        return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks, comparison=comparison,
+                           worker_logs=logs, **base)
+    # GPU MODE: the gate (the tests) once, then each benchmark timed on its own
+    benchmarks, checks, logs = [], 0, {}
+    for i, name in enumerate(spec.benchmarks):
+        say(f"benchmark {i + 1} of {len(spec.benchmarks)}: {spec.cases[name]}")
+        one = dataclasses.replace(setup, spec=dataclasses.replace(spec, timed_size=name), gate=i == 0)
+        timed = _time(one, rule, check_seeds, base, fp, calibration, workers, say, progress, baselines)
+        if isinstance(timed, ScoreResult):
+            return timed
+        comparison, n, logs = timed
+        checks += n
+        benchmarks.append(BenchmarkComparison(name, spec.cases[name], comparison))
+    return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks, benchmarks=tuple(benchmarks),
+                       worker_logs=logs, **base)
+
+
+def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dict, fp: dict,
+          calibration: bench_configs.SRef | None, workers: Workers, say: Callable[[str], None],
+          progress: ProgressFn | None, baselines: BaselinePool | None
+          ) -> tuple[ComparisonResult, int, dict[str, str]] | ScoreResult:
+    """The worker processes of one timed size: its comparison, the checks run and the
+    candidate's log; or the rejection.  Adds its warnings to `base`."""
+    spec, device, cfg, sampler_cfg, master = setup.spec, setup.device, setup.cfg, setup.sampler, setup.master
+    run = TimingRun(setup, say, progress, workers, baselines)
+    decision = None
+    try:
+        for j in range(cfg.processes):
+            rejected = run.process(j, check_seeds, base)
+            if rejected is not None:
+                return ScoreResult(verdict=VERDICT_REJECTED, reasons=tuple(Reason(f.reason, f.message) for f in rejected),
+                                   checks=run.checks, worker_logs=run.logs, **base)
+            if cfg.stop_early:
+                decision = interim_decision(run.parts, rule, seed=master, n_resamples=sampler_cfg.n_resamples)
+            if decision is not None:
+                say(f"stopping after {j + 1} of {cfg.processes} processes: {decision}")
+                break
+    except CandidateRejected as exc:
+        return ScoreResult(verdict=VERDICT_REJECTED, reasons=(Reason(exc.reason, exc.message),), checks=run.checks,
+                           worker_logs=run.logs, **base)
+    samples = PairedSamples.concat(run.parts)
+    drift = calibration.baseline_drift(statistics.median(samples.baseline_ns)) if calibration else None
+    if drift:
+        base["warnings"] += (drift,)
+    slowdown = tamper.baseline_slowdown(run.before, run.parts[0].baseline_ns)
+    if slowdown:
+        base["warnings"] += (f"{slowdown}; blocks of different sizes or outside load can cause this, "
+                             "so it is reported, not scored",)
+    comparison = ComparisonResult(
+        baseline=str(setup.baseline_file), candidate=str(setup.cand_path), device=device,
+        timer="cuda_events" if device.startswith("cuda") else "scorer_wall_clock", seed=master,
+        samples=samples, fingerprint=fp,
+        config=dict(sampler_cfg.to_dict(), processes=cfg.processes, confidence=rule.reported_confidence(decision)),
+        extra={"baseline_alone_ns": run.before, "timed_output_checks": run.timed_checks,
+               "timing_mode_requested": spec.timing_mode if device.startswith("cuda") else None,
+               "candidate_blocks": run.candidate_blocks,
+               "stopping": dict(rule.to_dict(), decision=decision, processes_run=len(run.parts)),
+               "package_sources": {side: {src.name: str(src.tree) for src in sources} for side, sources in
+                                   (("baseline", cfg.base_packages), ("candidate", cfg.cand_packages)) if sources},
+               **merge_diagnostics(run.diagnostics)},
+        solution=PairedSamples.concat(run.solution_parts) if run.solution_parts else None)
+    base["warnings"] += tuple(w for w in comparison.warnings if w not in base["warnings"])   # (order_effect)
+    if comparison.solution is not None and comparison.solution_summary.speedup.value <= 1.0:
+        base["warnings"] += (f"live s_ref: the task's solution ran {comparison.solution_summary.speedup.value:.3f}x "
+                             "the baseline here, not faster, so there is no s_ref to reward against: R_perf is null",)
+    return comparison, run.checks, run.logs
+
+
+# Scored blocks last at least this long: the wall-clock tamper checks have a few ms of
+# per-block noise, which must stay small against a block.
+SCORE_MIN_BLOCK_S = 0.01
+
+
+def _sampler_config(spec: TaskSpec, cfg: ScoreConfig) -> SamplerConfig:
+    sc = cfg.sampler
+    if sc.min_block_s < SCORE_MIN_BLOCK_S:
+        sc = dataclasses.replace(sc, min_block_s=SCORE_MIN_BLOCK_S)
+    if spec.min_pairs > sc.min_pairs:
+        sc = dataclasses.replace(sc, min_pairs=spec.min_pairs, max_pairs=max(sc.max_pairs, spec.min_pairs))
+    return sc
+
+
+
+class TimingRun:
+    """The worker processes of one score, one fresh pair (baseline, candidate) at a time.
+
+    Process 0 also times the baseline alone (before any candidate code loads) and runs the
+    correctness gate; every process then measures its share of the AB-BA pairs, with the block
+    size process 0 chose.  Between processes both workers are replaced (on the CPU forked afresh
+    from each side's zygote, else new interpreters), so allocator state, physical memory and thread
+    pools are drawn afresh (stats.cluster_bootstrap_ci)."""
+
+    def __init__(self, setup: RunSetup, say: Callable[[str], None], progress: ProgressFn | None,
+                 workers: Workers, baselines: BaselinePool | None = None):
+        self.setup, self.say, self.progress, self.workers = setup, say, progress, workers
+        self.baselines = baselines   # a batch's: the baseline's time alone, kept between its scores
+        self.parts: list[PairedSamples] = []
+        self.solution_parts: list[PairedSamples] = []   # --s-ref live: the solution's pairs, per process
+        self.diagnostics: list[dict] = []
+        self.before: list[float] = []
+        self.checks = self.timed_checks = self.candidate_blocks = 0
+        self.logs: dict[str, str] = {}
+        self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
+
+    def _choose_timing_mode(self, base_w: WorkerClient) -> None:
+        """CUDA: the task's timing mode; "auto" decides from the baseline's time alone."""
+        su = self.setup
+        if not su.device.startswith("cuda"):
+            return
+        per_call = statistics.median(self.before) if self.before else None
+        self.timing_mode = choose_mode(su.spec.timing_mode, per_call)
+        if self.timing_mode != "events":
+            base_w.request(Op.SET_MODE, su.cfg.call_timeout_s, mode=self.timing_mode)
+
+    def _baseline_alone(self, base_side: Side) -> list[float]:
+        if self.baselines is not None and self.baselines.alone_ns is not None:
+            return self.baselines.alone_ns   # measured before the first candidate of this batch
+        before = baseline_alone(base_side, self.setup.sampler, derive_seeds(self.setup.master ^ 0x5A5A, 1)[0])
+        if self.baselines is not None:
+            self.baselines.alone_ns = before
+        return before
+
+    def process(self, j: int, gate_seeds: list[int], base: dict) -> list[Failure] | None:
+        """Worker process pair j: its pairs into self.parts, or the gate's failures."""
+        su = self.setup
+        cfg, spec, first = su.cfg, su.spec, j == 0
+        self.say(f"starting workers ({j + 1} of {cfg.processes})")
+        self.workers.ready(cfg.load_timeout_s)
+        # Both interpreters start together (importing torch takes seconds), or both are forked.
+        with self.workers.candidate(su) as cand, self.workers.baseline(su, j) as base_w, \
+                self.workers.solution(su) as sol_w:
+            try:
+                stats.preload()   # (fresh interpreters: while they start; else done already)
+                if base_w.isolation is None:   # (a kept baseline worker started for an earlier row)
+                    base_w.start(cfg.load_timeout_s)
+                if sol_w is not None:
+                    sol_w.start(cfg.load_timeout_s)
+                isolation, missing = isolation_record(cand, cfg, self.workers.nondumpable)
+                isolation.update(self.workers.provenance())
+                if first:
+                    base["isolation"] = isolation
+                    base["warnings"] += missing
+                base_side, make_cand_side, make_sol_side = build_sides(
+                    spec, su.program, su.device, su.sampler,
+                    SideSettings(cfg.call_timeout_s, task_tolerance(spec), cfg.timed_check_fraction,
+                                 cfg.timed_check_budget,
+                                 su.threading.spare_cores() if su.threading else None), base_w, cand,
+                    su.probe_seed, sol_w)
+                load_side(base_w, spec, su.device, su.baseline_file, cfg, su.init_seed, su.probe_seed,
+                          self.timing_mode or "events")
+                if first:   # the baseline alone, before any candidate code is loaded: the A/A reference
+                    self.say("timing the baseline alone")
+                    self.before = self._baseline_alone(base_side)
+                    self._choose_timing_mode(base_w)
+                if sol_w is not None:
+                    load_side(sol_w, spec, su.device, su.solution_file, cfg, su.init_seed, su.probe_seed,
+                              self.timing_mode or "events")
+                self.say("loading candidate")
+                load_side(cand, spec, su.device, su.cand_path, cfg, su.init_seed, su.probe_seed,
+                          self.timing_mode or "events")
+                cand_side = make_cand_side()
+                if first and su.gate:
+                    self.say(f"correctness gate: {len(spec.sizes)} sizes x {len(gate_seeds)} seeds")
+                    self.checks, fails = gate(cand, su.program, gate_seeds, cfg.call_timeout_s,
+                                              cand_side.gate_side())
+                    if fails:
+                        return fails
+                    if su.device.startswith("cuda"):
+                        base["warnings"] += side_stream_gate(cand, spec, gate_seeds[0], cfg.call_timeout_s)
+                done = sum(p.n_pairs for p in self.parts)
+                progress = (None if self.progress is None else
+                            lambda i, summary: self.progress(done + i, summary))  # noqa: E731
+                sol_side = make_sol_side() if make_sol_side is not None else None
+                with device_session(su.device, cfg.clocks) as dev:
+                    base["clock_control"] = dev.control.to_dict()
+                    between = "" if sol_side is None else ", the solution's against the baseline between them"
+                    self.say(f"timing AB-BA pairs{between} (clocks: {dev.control.status})")
+                    part = self._sample(base_side, cand_side, sol_side, j, progress, base_side.monitor(dev))
+                cand_side.finish()
+                base["warnings"] += tuple(w for w in clock_warnings(su.device, dev.control, part)
+                                          if w not in base["warnings"])
+                base["warnings"] += tuple(w for side in (base_side, cand_side) for w in side.fallback_warnings()
+                                         if w not in base["warnings"])
+                check_tampering(base_side, cand_side, part, su.threading, sol_side)
+            finally:
+                self.logs = {"candidate": cand.log_tail()}
+            self.parts.append(part)
+            self.diagnostics.append(block_diagnostics(base_side, cand_side, part, sol_side))
+            self.timed_checks += cand_side.checks
+            self.checks += cand_side.checks
+            self.candidate_blocks += len(cand_side.blocks)
+        return None
+
+
+    def _sample(self, base_side: Side, cand_side: Side, sol_side: Side | None, j: int,
+                progress: ProgressFn | None, monitor) -> PairedSamples:
+        """Process j's share of the pairs; with a solution side, its pairs against the baseline
+        interleaved with the candidate's, and kept in self.solution_parts."""
+        su = self.setup
+        others = {CANDIDATE: cand_side} if sol_side is None else {CANDIDATE: cand_side, SOLUTION: sol_side}
+        parts = sample_interleaved(base_side, others, su.sampler.per_process(su.cfg.processes),
+                                   seed=su.master if j == 0 else derive_seeds(su.master ^ 0xB10C, j + 1)[j],
+                                   progress=progress, monitor=monitor,
+                                   iters=self.parts[0].iters_per_block if self.parts else None,
+                                   pair_end=cand_side.end_pair)
+        if sol_side is not None:
+            self.solution_parts.append(parts[SOLUTION])
+        return parts[CANDIDATE]

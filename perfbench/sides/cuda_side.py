@@ -1,0 +1,223 @@
+"""The CUDA `Side` of the trust boundary (the CPU one is cpu_side.ArenaSide), and `verify_call`.
+
+The worker makes a block's inputs in `prepare`, times the calls with CUDA events, and serialises
+the output the scorer asks for afterwards.  Per block the scorer (1) wall-clocks the request and
+freezes the other worker meanwhile, (2) refuses reported times the wall clock cannot contain,
+and (3) for the candidate, picks one iteration *after* the block (in the first blocks and a
+random share of the rest) and checks its output against the reference on inputs it regenerates
+itself, and (4) against the digest the timed stream took of it at the end event (a later write:
+tamper.side_stream; timing/checksum.py).  The event times still come from the candidate's
+process: docs/security.md says what that leaves open and the plan for it.
+"""
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from ..core.errors import CandidateRejected
+from ..core.tamper import BlockWall
+from ..device.clock_probe import ClockProbeReadings, ProbedMonitor
+from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.wire.protocol import Op, ProtocolError, decode_values
+from ..task.correctness import Failure, OutputRecord, Tolerance, check_outputs, inputs_unchanged
+from ..task.program import TaskProgram
+from ..timing.checksum import digest_pair
+from ..timing.inprocess import iteration_seed
+
+
+def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
+                tol: Tolerance | None, expected: tuple[list, list | None] | None = None) -> list[Failure]:
+    """One call's outputs against the trusted reference and float64 oracle (`expected`, else
+    recomputed here), then its inputs against the scorer's own copy.  Outputs first: an output
+    that aliases an input has also changed it, and the alias is the more specific reason."""
+    own = program.judge(inputs, outs)   # (GPU MODE: the problem's check_implementation)
+    if own is not None:
+        return own
+    ref, oracle = expected if expected is not None else (program.reference(inputs), program.oracle(inputs))
+    return check_outputs(outs, ref, oracle, tol) or inputs_unchanged(inputs, ins)
+
+
+def expected_outputs(program: TaskProgram, inputs: tuple,
+                     structure: list[torch.Tensor]) -> tuple[list[torch.Tensor], list | None] | None:
+    """What `inputs` should give, for `verify_call`: (reference, float64 oracle).
+
+    Where the oracle runs and every output is floating point (in `structure`, the reference's
+    outputs on the probe inputs, and in the oracle), the reference itself is not run:
+    `check_output` compares such values against the oracle and reads only the reference's
+    shape, dtype and device, which stand-ins give (the structure's dtype and device in the
+    oracle's shape; no memory).  That saves a float32 softmax of 4M elements (~13 ms) per timed
+    check of row_softmax.  Otherwise (integer outputs, no float64 oracle) both are computed.
+    None for a task that judges its outputs itself (GPU MODE): nothing to compute."""
+    if program.judges_itself:
+        return None
+    oracle = program.oracle(inputs)
+    if (oracle is not None and len(oracle) == len(structure)
+            and all(_floating(s) and _floating(o) for s, o in zip(structure, oracle))):
+        return [torch.zeros((), dtype=s.dtype, device=s.device).expand(o.shape)
+                for s, o in zip(structure, oracle)], oracle
+    return program.reference(inputs), oracle
+
+
+def _floating(t: object) -> bool:
+    return isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
+
+
+def should_check(checks_done: int, fraction: float) -> bool:
+    """Whether to check an output of the block that just ran: the first two blocks always, then
+    a random share, decided after the block so the candidate cannot know which are looked at."""
+    return checks_done < 2 or secrets.randbelow(1_000_000) < fraction * 1_000_000
+
+
+def check_end_digests(label: str, k: int, digests: object, outs: list[OutputRecord]) -> None:
+    """The outputs fetched after the block against the digests the timed stream took of them
+    right after the call's end event.  Bytes that changed in between were written by work the
+    call left running (another stream, or queued behind the end event): its time is not in the
+    events, so the call is refused as `tamper.side_stream`.  Checked before the values: a late
+    write explains a wrong value more specifically than the mismatch does."""
+    if not isinstance(digests, list) or len(digests) != len(outs):
+        raise CandidateRejected("tamper.protocol", f"{label}: timed iteration {k}: no end-of-window digest "
+                                f"for each of its {len(outs)} outputs")
+    for i, (seen, rec) in enumerate(zip(digests, outs)):
+        if rec.tensor is None:
+            continue
+        if not (isinstance(seen, list) and len(seen) == 2 and all(type(v) is int for v in seen)):
+            raise CandidateRejected("tamper.protocol", f"{label}: timed iteration {k}: output {i}'s "
+                                    f"end-of-window digest is {seen!r}")
+        if tuple(seen) != digest_pair(rec.tensor):
+            raise CandidateRejected("tamper.side_stream", f"timed iteration {k}: output {i} changed after its timed "
+                                    "window closed (its bytes at the end event differ from the bytes fetched): work "
+                                    "writing it was still running on another stream or queued after the end event")
+
+
+def reported_block_ns(label: str, header: dict, wall_ns: float) -> float:
+    """The worker's own time for a block, refused if it is not a time or longer than the wall
+    time the scorer saw around the request (`tamper.impossible_time`)."""
+    total = header.get("total_ns")
+    if not isinstance(total, (int, float)) or not math.isfinite(total) or total <= 0:
+        raise CandidateRejected("tamper.impossible_time", f"{label} reported time {total!r}")
+    if total > wall_ns:
+        raise CandidateRejected("tamper.impossible_time", f"{label} reported {total / 1e6:.3f} ms for a block the "
+                                f"scorer saw take {wall_ns / 1e6:.3f} ms")
+    return float(total)
+
+
+def _host_block_ns(label: str, header: dict, events_ns: float, wall_ns: float) -> float | None:
+    """The worker's host clock of a CUDA block: it holds the events, and the scorer's request holds it."""
+    host = header.get("host_ns")
+    if host is None:
+        return None
+    if not isinstance(host, (int, float)) or not math.isfinite(host) or not events_ns <= host <= wall_ns:
+        raise CandidateRejected("tamper.impossible_time", f"{label} reported a host time of {host!r} ns for a block "
+                                f"of {events_ns:.0f} ns on its events and {wall_ns:.0f} ns on the scorer's clock")
+    return float(host)
+
+
+@dataclass
+class WorkerSide:
+    client: WorkerClient
+    program: TaskProgram | None          # set for the candidate: its timed outputs get checked
+    size: str
+    timeout_s: float
+    tolerance: Tolerance | None = None
+    check_fraction: float = 1.0
+    other: WorkerClient | None = None  # frozen while this side is timed; its CPU use is watched
+    probe: ClockProbeReadings | None = None  # CUDA, baseline only: the SM clock its worker read after each block
+    blocks: list[BlockWall] = field(default_factory=list)
+    checks: int = 0
+    mode: str | None = None                  # CUDA: how the last block was timed (timing/cuda/timer.py)
+    fallback: tuple[str, str] | None = None  # CUDA: (reason code, message) once the timer fell back
+    _pending: tuple[int, int] | None = None  # (iters, seed) of a block whose output is to be checked
+
+    # The worker's CUDA events timed each block: the host time around them is compared with the
+    # baseline's to catch work hidden outside the events (pipeline/process_checks.py).
+    scorer_clocked = False
+
+    def gate_side(self) -> None:
+        """None: the worker encodes each gate call's outputs itself (pipeline/gate.py)."""
+        return None
+
+    def monitor(self, dev):
+        """What watches the device per block: NVML's conditions and, on the baseline's side, the
+        SM clock its worker probed after each block."""
+        if self.probe is None:
+            return dev.monitor
+        locked = dev.control.target_sm_mhz if dev.control.locked else None
+        return ProbedMonitor(dev.monitor, self.probe, locked)
+
+    def fallback_warnings(self) -> tuple[str, ...]:
+        """A warning once this side's timer fell back (e.g. candidate.synchronizes)."""
+        return (f"{self.client.label}: {self.fallback[1]}",) if self.fallback else ()
+
+    def pair_diagnostics(self, candidate: "WorkerSide", iters: int) -> dict:
+        """What the verdict keeps of how this (baseline) side's pairs were timed: each side's mode."""
+        return {"timing_mode": {"baseline": self.mode, "candidate": candidate.mode}}
+
+    def finish(self) -> None:
+        """The last block's check, if due (the tripwires ran inside each block)."""
+        self.end_pair()
+
+    def end_pair(self) -> None:
+        """The timed-output check of this side's block of the pair that just ended, if drawn:
+        at the pair's end it precedes the next pair's first block, whose side the seed draws
+        (cpu_side.py says why not at once)."""
+        if self._pending is not None:
+            iters, seed = self._pending
+            self._pending = None
+            self._check_timed_output(iters, seed)
+
+    def run_block(self, iters: int, seed: int) -> float:
+        self.end_pair()   # (a check still due runs before this worker's outputs are replaced)
+        self.client.request(Op.PREPARE, self.timeout_s, iters=iters, seed=seed, size=self.size)
+        cpu0 = cpu1 = None
+        if self.other is not None:
+            # Nothing of the other side runs while this side is timed (with a cgroup); its CPU
+            # use meanwhile is still measured, as a cross-check (and the only check without one).
+            self.other.freeze()
+            cpu0 = self.other.cpu_seconds()
+        try:
+            t0 = time.perf_counter_ns()
+            header, _ = self.client.request(Op.TIME, self.timeout_s)
+            wall = time.perf_counter_ns() - t0
+        finally:
+            if self.other is not None:
+                cpu1 = self.other.cpu_seconds()
+                self.other.thaw()
+        total = reported_block_ns(self.client.label, header, wall)
+        host = _host_block_ns(self.client.label, header, total, wall)
+        self._note_cuda_timing(header)
+        self.blocks.append(BlockWall(float(wall), total, iters,
+                                     None if cpu1 is None or cpu0 is None else cpu1 - cpu0, host_ns=host))
+        if self.program is not None and should_check(self.checks, self.check_fraction):
+            self._pending = (iters, seed)
+        return total / iters
+
+    def _note_cuda_timing(self, header: dict) -> None:
+        mode = header.get("mode")
+        if mode is None:
+            return
+        self.mode = str(mode)
+        if header.get("fallback") and self.fallback is None:
+            self.fallback = (str(header["fallback"]), str(header.get("fallback_message") or ""))
+        if self.probe is not None:
+            mhz = header.get("clock_mhz")
+            self.probe.record(float(mhz) if isinstance(mhz, (int, float)) and math.isfinite(mhz) else None)
+
+    def _check_timed_output(self, iters: int, seed: int) -> None:
+        k = secrets.randbelow(iters)  # chosen after the block ran
+        header, blobs = self.client.request(Op.FETCH, self.timeout_s, index=k)
+        try:
+            n_out = len(header["outputs"])
+            outs = decode_values(header["outputs"], blobs[:n_out])
+            ins = decode_values(header["inputs"], blobs[n_out:])
+        except (KeyError, TypeError, ProtocolError) as exc:
+            raise CandidateRejected("tamper.protocol", f"{self.client.label}: bad fetch reply: {exc}") from None
+        check_end_digests(self.client.label, k, header.get("digests"), outs)
+        inputs = self.program.make_inputs(iteration_seed(seed, k), self.size)
+        fails = verify_call(self.program, inputs, outs, ins, self.tolerance)
+        self.checks += 1
+        if fails:
+            raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")

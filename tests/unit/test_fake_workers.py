@@ -1,0 +1,207 @@
+"""A whole score with fake workers (#40): the gate, the AB-BA pairs, the timed output checks and
+the early stop, run by the real pipeline (`score_perf`, `TimingRun`, the sides, the sampler)
+against workers that answer in this process.
+
+`InProcessWorker` is the real worker's request handlers (`worker.handlers`) on real arenas,
+without a process, a sandbox or a cgroup: what the scorer writes into the input arena the
+handlers read, and the scorer reads the outputs from this process's memory, as it reads a
+worker's.  So these tests pin what the pipeline does with its workers (which it asks for, in
+which order, what it checks and when it stops), not what the sandbox stops (tests/adversarial).
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from contextlib import nullcontext
+from pathlib import Path
+
+from perfbench.core.errors import CandidateRejected, PerfbenchError, UsageError
+from perfbench.core.results import VERDICT_REJECTED, VERDICT_SCORED
+from perfbench.isolation.processes.worker import _WorkerState, handlers
+from perfbench.isolation.sandbox.plan import Isolation
+from perfbench.isolation.wire.arena import SharedArena
+from perfbench.isolation.wire.protocol import Op
+from perfbench.pipeline.config import ScoreConfig
+from perfbench.pipeline.score_processes import score_perf
+from perfbench.pipeline.sandboxes import ScorerStart
+from perfbench.task.spec import load_task
+from perfbench.timing.sampler import SamplerConfig
+from perfbench.timing.schedule import SOLUTION
+
+TASK = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_task"
+
+
+class _ScorerThreadsAllowed:
+    """The worker's tripwires, less the scorer's own threads: in one process the scorer's gate
+    and monitor threads come and go beside the candidate's calls (in a real worker they cannot)."""
+
+    def __init__(self, integrity):
+        self.integrity = integrity
+
+    def violations(self) -> list[tuple[str, str]]:
+        found = []
+        for code, detail in self.integrity.violations():
+            if code == "tamper.background_thread":
+                names = [n for n in detail.split(": ", 1)[1].split(", ") if not n.startswith("perfbench-")]
+                if not names:
+                    continue
+                detail = f"threads still running after the call: {', '.join(names)}"
+            found.append((code, detail))
+        return found
+
+
+class InProcessWorker:
+    """`WorkerClient`'s interface, answered in this process by the real request handlers."""
+
+    def __init__(self, label: str, untrusted: bool):
+        self.label, self.untrusted = label, untrusted
+        self.input_arena, self.output_table = SharedArena(f"{label}-inputs"), SharedArena(f"{label}-table")
+        self._state = _WorkerState()
+        self._state.arena_fds = (self.input_arena.fd, self.output_table.fd)
+        self._answer = handlers(self._state, lambda: {})
+        self.isolation: Isolation | None = None
+        self.startup_s: float | None = None
+        self.worker_pid: int | None = None
+        self.ops: list[str] = []
+        self._cpu_s = 0.0   # CPU this worker's own requests used: the tamper checks read it
+
+    def start(self, timeout_s: float) -> Isolation:
+        self.request(Op.PING, timeout_s)
+        self.startup_s, self.worker_pid = 0.0, os.getpid()
+        self.isolation = Isolation(missing=("sandbox: an in-process fake worker",))
+        return self.isolation
+
+    def request(self, op: Op, timeout_s: float, **fields) -> tuple[dict, list[bytes]]:
+        req = json.loads(json.dumps(dict(fields, op=op)))   # what crosses the wire, as JSON does
+        self.ops.append(str(op.value))
+        t0 = time.thread_time()
+        try:
+            reply, blobs = self._answer[op](req)
+            if op is Op.LOAD:
+                self._state.integrity = _ScorerThreadsAllowed(self._state.integrity)
+        except CandidateRejected:
+            raise
+        except PerfbenchError as exc:   # as WorkerClient.request maps a worker's "usage" error
+            if not self.untrusted:
+                raise UsageError(f"{self.label}: {exc}") from None
+            raise CandidateRejected("candidate.raised", f"{self.label}: {exc}") from None
+        finally:
+            self._cpu_s += time.thread_time() - t0
+        return json.loads(json.dumps(reply)), blobs
+
+    def freeze(self) -> None:
+        pass
+
+    def thaw(self) -> None:
+        pass
+
+    def cpu_seconds(self) -> float:
+        return self._cpu_s
+
+    def log_tail(self, limit: int = 4000) -> str:
+        return ""
+
+    def kill(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.input_arena.close()
+        self.output_table.close()
+
+    def __enter__(self) -> "InProcessWorker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class InProcessWorkers:
+    """The `Workers` a score asks for its processes: fresh in-process ones, recorded in order."""
+
+    nondumpable = True
+
+    def __init__(self) -> None:
+        self.made: list[InProcessWorker] = []
+
+    def ready(self, timeout_s: float) -> None:
+        pass
+
+    def _new(self, label: str, untrusted: bool) -> InProcessWorker:
+        self.made.append(InProcessWorker(label, untrusted))
+        return self.made[-1]
+
+    def candidate(self, setup) -> InProcessWorker:
+        return self._new("candidate", True)
+
+    def baseline(self, setup, j: int) -> InProcessWorker:
+        return self._new("baseline", False)
+
+    def solution(self, setup):
+        return self._new(SOLUTION, False) if setup.solution_file is not None else nullcontext(None)
+
+    def provenance(self) -> dict:
+        return {}
+
+
+def score(candidate: Path, monkeypatch, **changes):
+    monkeypatch.chdir(TASK)
+    cfg = ScoreConfig(**{"sampler": SamplerConfig(min_pairs=6, max_pairs=12, warmup_s=0.0), "seed": 11,
+                         "s_ref": 1000.0, "sandbox": False, **changes})
+    workers = InProcessWorkers()
+    said: list[str] = []
+    result = score_perf(load_task(TASK), candidate, "cpu", cfg.seed, cfg, ScorerStart(None, {}, True), said.append,
+                        None, None, workers=workers)
+    return result, workers, said
+
+
+def test_a_whole_score_runs_the_gate_then_the_pairs_and_stops_once_the_reward_is_settled(monkeypatch):
+    """A/A against s_ref 1000: R_perf is 0 whatever more pairs say, so the score stops after the
+    second of three processes (never after the first: its CI knows nothing between processes)."""
+    result, workers, said = score(TASK / "baseline.py", monkeypatch)
+    assert result.verdict == VERDICT_SCORED and result.reasons == ()
+    stopping = result.comparison.extra["stopping"]
+    assert (stopping["decision"], stopping["processes_run"]) == ("r_perf_zero", 2)
+    assert "stopping after 2 of 3 processes: r_perf_zero" in said
+    # fresh workers for every process, the candidate's asked for first
+    assert [w.label for w in workers.made] == ["candidate", "baseline"] * 2
+    assert [w.untrusted for w in workers.made] == [True, False] * 2
+    # the gate: every size x every check seed, in process 0 only
+    gate_calls = [w.ops.count("gate_call") for w in workers.made if w.label == "candidate"]
+    assert gate_calls[0] >= 2 * 3 and gate_calls[1] == 0
+    # the pairs: 6 per process (12 pairs over 3 processes, 6 being the task's minimum)
+    samples = result.comparison.samples
+    assert samples.processes == (0,) * 6 + (1,) * 6
+    assert samples.n_pairs == 12 and result.speedup.low <= result.speedup.value <= result.speedup.high
+    # every timed block ran in both workers; outputs were checked in some of the candidate's
+    runs = [w.ops.count("run") for w in workers.made]
+    assert runs[0] >= 6 and runs[2] >= 6 and runs[1] >= 6 + 3   # (+ the baseline alone)
+    assert result.comparison.extra["timed_output_checks"] >= 2
+    assert result.r_perf == 0.0
+
+
+def test_without_early_stopping_every_process_runs(monkeypatch):
+    result, workers, _ = score(TASK / "baseline.py", monkeypatch, stop_early=False)
+    assert result.comparison.extra["stopping"]["processes_run"] == 3
+    assert len(workers.made) == 6 and result.comparison.samples.n_pairs == 18
+
+
+def test_a_wrong_candidate_is_rejected_by_the_gate_and_never_timed(monkeypatch, tmp_path):
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("def kernel(x, y):\n    return x + y\n")
+    result, workers, _ = score(wrong, monkeypatch)
+    assert result.verdict == VERDICT_REJECTED
+    assert result.reasons[0].code.startswith("correctness."), result.reasons
+    assert [w.label for w in workers.made] == ["candidate", "baseline"]
+    assert workers.made[0].ops.count("run") == 0
+
+
+def test_a_candidate_right_in_the_gate_and_wrong_when_timed_is_rejected_by_the_timed_checks(monkeypatch, tmp_path):
+    """Correct for its first 40 calls (the gate's), then off by one in one element."""
+    late = tmp_path / "late.py"
+    late.write_text("import torch\n\ncalls = 0\n\n\ndef kernel(x, y):\n    global calls\n    calls += 1\n"
+                    "    out = torch.add(y, x, alpha=2)\n    if calls > 40:\n        out[0] += 1\n    return out\n")
+    result, workers, _ = score(late, monkeypatch)
+    assert result.verdict == VERDICT_REJECTED
+    assert result.reasons[0].code.startswith("correctness."), result.reasons
+    assert workers.made[0].ops.count("run") >= 1   # it got as far as the timed blocks
