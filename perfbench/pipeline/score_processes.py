@@ -124,24 +124,28 @@ def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dic
           progress: ProgressFn | None, baselines: BaselinePool | None
           ) -> tuple[ComparisonResult, int, dict[str, str]] | ScoreResult:
     """The worker processes of one timed size: its comparison, the checks run and the
-    candidate's log; or the rejection.  Adds its warnings to `base`."""
+    candidate's log; or the rejection.  Adds what the processes found (warnings, the sandbox,
+    the clock control) and its own warnings to `base`."""
     spec, device, cfg, sampler_cfg, master = setup.spec, setup.device, setup.cfg, setup.sampler, setup.master
     run = TimingRun(setup, say, progress, workers, baselines)
-    decision = None
+    decision, rejection = None, None
     try:
         for j in range(cfg.processes):
-            rejected = run.process(j, check_seeds, base)
-            if rejected is not None:
-                return ScoreResult(verdict=VERDICT_REJECTED, reasons=tuple(Reason(f.reason, f.message) for f in rejected),
-                                   checks=run.checks, worker_logs=run.logs, **base)
+            failures = run.process(j, check_seeds)
+            if failures is not None:
+                rejection = tuple(Reason(f.reason, f.message) for f in failures)
+                break
             if cfg.stop_early:
                 decision = interim_decision(run.parts, rule, seed=master, n_resamples=sampler_cfg.n_resamples)
             if decision is not None:
                 say(f"stopping after {j + 1} of {cfg.processes} processes: {decision}")
                 break
     except CandidateRejected as exc:
-        return ScoreResult(verdict=VERDICT_REJECTED, reasons=(Reason(exc.reason, exc.message),), checks=run.checks,
-                           worker_logs=run.logs, **base)
+        rejection = (Reason(exc.reason, exc.message),)
+    run.report_into(base)
+    if rejection is not None:
+        return ScoreResult(verdict=VERDICT_REJECTED, reasons=rejection, checks=run.checks, worker_logs=run.logs,
+                           **base)
     samples = PairedSamples.concat(run.parts)
     drift = calibration.baseline_drift(statistics.median(samples.baseline_ns)) if calibration else None
     if drift:
@@ -205,6 +209,20 @@ class TimingRun:
         self.checks = self.timed_checks = self.candidate_blocks = 0
         self.logs: dict[str, str] = {}
         self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
+        self.warnings: list[str] = []          # for the verdict, in the order found, each once
+        self.isolation: dict | None = None     # the candidate's sandbox, as process 0 found it
+        self.clock_control: dict | None = None  # the last process's clock control
+
+    def _warn(self, warnings) -> None:
+        self.warnings += [w for w in warnings if w not in self.warnings]
+
+    def report_into(self, base: dict) -> None:
+        """What the processes found, into the verdict's fields `base` (each warning once)."""
+        if self.isolation is not None:
+            base["isolation"] = self.isolation
+        if self.clock_control is not None:
+            base["clock_control"] = self.clock_control
+        base["warnings"] += tuple(w for w in self.warnings if w not in base["warnings"])
 
     def _choose_timing_mode(self, base_w: WorkerClient) -> None:
         """CUDA: the task's timing mode; "auto" decides from the baseline's time alone."""
@@ -224,7 +242,7 @@ class TimingRun:
             self.baselines.alone_ns = before
         return before
 
-    def process(self, j: int, gate_seeds: list[int], base: dict) -> list[Failure] | None:
+    def process(self, j: int, gate_seeds: list[int]) -> list[Failure] | None:
         """Worker process pair j: its pairs into self.parts, or the gate's failures."""
         su = self.setup
         cfg, spec, first = su.cfg, su.spec, j == 0
@@ -242,8 +260,8 @@ class TimingRun:
                 isolation, missing = isolation_record(cand, cfg, self.workers.nondumpable)
                 isolation.update(self.workers.provenance())
                 if first:
-                    base["isolation"] = isolation
-                    base["warnings"] += missing
+                    self.isolation = isolation
+                    self._warn(missing)
                 base_side, make_cand_side, make_sol_side = build_sides(
                     spec, su.program, su.device, su.sampler,
                     SideSettings(cfg.call_timeout_s, task_tolerance(spec), cfg.timed_check_fraction,
@@ -270,21 +288,19 @@ class TimingRun:
                     if fails:
                         return fails
                     if su.device.startswith("cuda"):
-                        base["warnings"] += side_stream_gate(cand, spec, gate_seeds[0], cfg.call_timeout_s)
+                        self._warn(side_stream_gate(cand, spec, gate_seeds[0], cfg.call_timeout_s))
                 done = sum(p.n_pairs for p in self.parts)
                 progress = (None if self.progress is None else
                             lambda i, summary: self.progress(done + i, summary))  # noqa: E731
                 sol_side = make_sol_side() if make_sol_side is not None else None
                 with device_session(su.device, cfg.clocks) as dev:
-                    base["clock_control"] = dev.control.to_dict()
+                    self.clock_control = dev.control.to_dict()
                     between = "" if sol_side is None else ", the solution's against the baseline between them"
                     self.say(f"timing AB-BA pairs{between} (clocks: {dev.control.status})")
                     part = self._sample(base_side, cand_side, sol_side, j, progress, base_side.monitor(dev))
                 cand_side.finish()
-                base["warnings"] += tuple(w for w in clock_warnings(su.device, dev.control, part)
-                                          if w not in base["warnings"])
-                base["warnings"] += tuple(w for side in (base_side, cand_side) for w in side.fallback_warnings()
-                                         if w not in base["warnings"])
+                self._warn(clock_warnings(su.device, dev.control, part))
+                self._warn(w for side in (base_side, cand_side) for w in side.fallback_warnings())
                 check_tampering(base_side, cand_side, part, su.threading, sol_side)
             finally:
                 self.logs = {"candidate": cand.log_tail()}

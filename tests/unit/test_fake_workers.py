@@ -178,6 +178,10 @@ def test_a_whole_score_runs_the_gate_then_the_pairs_and_stops_once_the_reward_is
     assert runs[0] >= 6 and runs[2] >= 6 and runs[1] >= 6 + 3   # (+ the baseline alone)
     assert result.comparison.extra["timed_output_checks"] >= 2
     assert result.r_perf == 0.0
+    # what the processes found reaches the verdict: the sandbox as process 0 saw it, each warning once
+    assert result.isolation["missing"] == ["sandbox: an in-process fake worker"]
+    assert result.warnings.count("sandbox layer missing: sandbox: an in-process fake worker") == 1
+    assert result.clock_control["status"] == "not_applicable"
 
 
 def test_without_early_stopping_every_process_runs(monkeypatch):
@@ -194,6 +198,7 @@ def test_a_wrong_candidate_is_rejected_by_the_gate_and_never_timed(monkeypatch, 
     assert result.reasons[0].code.startswith("correctness."), result.reasons
     assert [w.label for w in workers.made] == ["candidate", "baseline"]
     assert workers.made[0].ops.count("run") == 0
+    assert result.isolation["missing"] == ["sandbox: an in-process fake worker"]   # (rejected, still said)
 
 
 def test_a_candidate_right_in_the_gate_and_wrong_when_timed_is_rejected_by_the_timed_checks(monkeypatch, tmp_path):
