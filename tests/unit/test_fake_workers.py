@@ -201,6 +201,19 @@ def test_a_wrong_candidate_is_rejected_by_the_gate_and_never_timed(monkeypatch, 
     assert result.isolation["missing"] == ["sandbox: an in-process fake worker"]   # (rejected, still said)
 
 
+def test_the_gate_checks_every_size_not_only_the_first(monkeypatch, tmp_path):
+    """Right on the small size, wrong on the medium one (the timed size): the gate, not the timed
+    checks, rejects it, before a single block is timed."""
+    medium = tmp_path / "medium.py"
+    medium.write_text("import torch\n\n\ndef kernel(x, y):\n    out = torch.add(y, x, alpha=2)\n"
+                      "    if x.numel() == 4096:\n        out[-1] += 1\n    return out\n")
+    result, workers, _ = score(medium, monkeypatch)
+    assert result.verdict == VERDICT_REJECTED
+    assert result.reasons[0].code.startswith("correctness."), result.reasons
+    assert "medium" in result.reasons[0].message, result.reasons[0].message
+    assert workers.made[0].ops.count("run") == 0
+
+
 def test_a_candidate_right_in_the_gate_and_wrong_when_timed_is_rejected_by_the_timed_checks(monkeypatch, tmp_path):
     """Correct for its first 40 calls (the gate's), then off by one in one element."""
     late = tmp_path / "late.py"
