@@ -5,7 +5,7 @@ scorer does between timed blocks needs an A/B of speedups, not only of wall time
 interpreter per score, as a user runs it) from two checkouts alternately, BEFORE then AFTER in
 even pairs and AFTER then BEFORE in odd ones, so that a host whose speed drifts during the run
 loads both sides alike.  Each checkout scores with its own `.venv` (`make install` in it), or
-with `--python`'s interpreter for both: `python -m perfbench.cli.main` in a checkout imports that
+with `--python`'s interpreter for both: `python -m perfbench` in a checkout imports that
 checkout's perfbench, and its workers import the same one.  (Not a `.venv` symlinked into a
 checkout: the sandbox shows the interpreter's real path only.)  Prints
 every score, then the paired mean and standard error of log(after/before) speedup and of the

@@ -21,13 +21,20 @@ PHASES = ("starting workers (1", "correctness gate", "timing AB-BA pairs", "star
           "starting workers (3", "stopping after")
 
 
+def cli_module(checkout: Path | None) -> str:
+    """How to run a checkout's CLI: `python -m perfbench` since #40 moved the CLI into cli/; an
+    older checkout (a BEFORE of checkout_ab.py or schedule_cli_aa.py) has it in perfbench/cli.py."""
+    root = Path(checkout) if checkout is not None else Path(__file__).resolve().parents[1]
+    return "perfbench" if (root / "perfbench" / "__main__.py").exists() else "perfbench.cli"
+
+
 def one_score(task: Path, candidate: Path, extra: tuple[str, ...] = (), python: str = sys.executable,
               cwd: Path | None = None) -> dict:
     """One CLI score by `python` (another checkout's venv: benchmarks/checkout_ab.py) in `cwd`."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "verdict.json"
         t0 = time.perf_counter()
-        proc = subprocess.Popen([python, "-m", "perfbench.cli.main", "score", str(task), str(candidate),
+        proc = subprocess.Popen([python, "-m", cli_module(cwd), "score", str(task), str(candidate),
                                  "--out", str(out), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 cwd=cwd)
         seen = {}
