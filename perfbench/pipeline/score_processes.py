@@ -36,7 +36,6 @@ from .sandboxes import ScorerStart
 from .workers import ForkedWorkers, Workers
 
 
-
 def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datetime.date | None = None
            ) -> tuple[float | None, str, list[str], bench_configs.SRef | None]:
     """s_ref, where it came from, warnings about it, and the bench_configs entry it came from.
@@ -186,7 +185,6 @@ def _sampler_config(spec: TaskSpec, cfg: ScoreConfig) -> SamplerConfig:
     if spec.min_pairs > sc.min_pairs:
         sc = dataclasses.replace(sc, min_pairs=spec.min_pairs, max_pairs=max(sc.max_pairs, spec.min_pairs))
     return sc
-
 
 
 class TimingRun:

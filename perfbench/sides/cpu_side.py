@@ -312,7 +312,6 @@ class ArenaSide:
         return OutputRecord("Tensor", str(dtype).replace("torch.", ""), shape, strides, "cpu", aliases, tensor)
 
 
-
 def _span_limit(outputs: list) -> int:
     """The most bytes (and elements) an output may span: 16x what the reference's outputs hold."""
     return 16 * sum(t.numel() * t.element_size() for t in outputs if hasattr(t, "numel")) + 4096
