@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..core.crossover import PROTOCOL_VERSION
 from ..core.errors import UsageError
 from ..core.results import VERDICT_REJECTED
 from ..device.check import check_device
@@ -155,7 +156,8 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
     fp = fingerprint(device)
     tag = f"{plan.name}:{plan.digest}"
     specs = [load_task(t) for t in plan.tasks]
-    before = {s.name: bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads), out_dir)
+    before = {s.name: _this_protocols(bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads),
+                                                          out_dir))
               for s in specs if s.kind == "perf"}
     todo = [s for s in specs if s.kind == "perf" and (remeasure or (before[s.name] or {}).get("plan") != tag)]
     def starter_is_baseline(spec: TaskSpec) -> bool:
@@ -209,6 +211,15 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
         paths.append(bench_configs.write(key, [entry], out_dir))   # after every task: nothing is lost
         say(f"{spec.name}: s_ref {entry.s_ref:.3f} on {key}: " + ("valid" if not why else "INVALID: " + "; ".join(why)))
     return sorted(set(paths)), found
+
+
+def _this_protocols(previous: dict | None) -> dict | None:
+    """The device's previous entry for a task, if this measurement protocol measured it.  One
+    from another protocol is neither resumed (it is not this protocol's s_ref) nor compared with
+    (a protocol change may move s_ref; `score` warns of the old entry until it is replaced)."""
+    if previous is None or previous.get("protocol", 1) != PROTOCOL_VERSION:
+        return None
+    return previous
 
 
 def same_program(a: Path, b: Path) -> bool:

@@ -187,6 +187,33 @@ def test_remeasure_measures_again_and_marks_a_task_that_moved(tmp_path, monkeypa
     assert moved["previous"] == {"s_ref": 6.0, "ci": [5.7, 6.3], "measured": moved["measured"]}
 
 
+def test_an_entry_from_another_protocol_is_measured_again_not_kept_nor_compared(tmp_path, monkeypatch):
+    """A file calibrated by an older protocol (none recorded: 1) is not this protocol's s_ref: a
+    plain run measures the task again, and a value the protocol change moved is not 'not
+    reproducible'."""
+    plan = CalibrationPlan.load(_plan(tmp_path, 'tasks = ["TASKS/row_softmax"]\nruns = 1\n'))
+    calls = []
+
+    def solution(spec, cfg, runs, say, before_run):
+        calls.append(spec.name)
+        return Calibration(spec.name, 4.0, 3.8, 4.2, 20, (4.0,))
+    monkeypatch.setattr(cal, "_measure_solution", solution)
+    monkeypatch.setattr(cal, "_side_speedup", lambda spec, file, cfg, say: ([1.0, 0.99, 1.01], ""))
+    out = tmp_path / "configs"
+    [path], _ = calibrate_plan(plan, out_dir=out)
+    old = path.read_text().replace("protocol = 2", "protocol = 1").replace("s_ref = 4.0", "s_ref = 6.0")
+    old = old.replace("ci = [3.8, 4.2]", "ci = [5.7, 6.3]")
+    path.write_text(old)
+    assert (bench_configs.entry("row_softmax", path.stem, out)["protocol"], bench_configs.entry("row_softmax", path.stem, out)["ci"]) == (1, [5.7, 6.3])
+    calibrate_plan(plan, out_dir=out)
+    assert calls == ["row_softmax", "row_softmax"]
+    now = bench_configs.entry("row_softmax", path.stem, out)
+    assert (now["s_ref"], now["protocol"], now["valid"], now["invalid_because"]) == (4.0, 2, True, [])
+    assert "previous" not in now
+    calibrate_plan(plan, out_dir=out)
+    assert calls == ["row_softmax", "row_softmax"]   # this protocol's entry: resumed, kept
+
+
 def test_remeasure_without_a_plan_is_a_one_line_usage_error():
     from click.testing import CliRunner
     from perfbench.cli.main import main
