@@ -190,12 +190,18 @@ def test_without_early_stopping_every_process_runs(monkeypatch):
     assert len(workers.made) == 6 and result.comparison.samples.n_pairs == 18
 
 
-def test_a_wrong_candidate_is_rejected_by_the_gate_and_never_timed(monkeypatch, tmp_path):
-    wrong = tmp_path / "wrong.py"
-    wrong.write_text("def kernel(x, y):\n    return x + y\n")
-    result, workers, _ = score(wrong, monkeypatch)
+def rejected_as_wrong(source: str, monkeypatch, tmp_path):
+    """Score a candidate written from `source`; it must be rejected for its outputs."""
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(source)
+    result, workers, _ = score(candidate, monkeypatch)
     assert result.verdict == VERDICT_REJECTED
     assert result.reasons[0].code.startswith("correctness."), result.reasons
+    return result, workers
+
+
+def test_a_wrong_candidate_is_rejected_by_the_gate_and_never_timed(monkeypatch, tmp_path):
+    result, workers = rejected_as_wrong("def kernel(x, y):\n    return x + y\n", monkeypatch, tmp_path)
     assert [w.label for w in workers.made] == ["candidate", "baseline"]
     assert workers.made[0].ops.count("run") == 0
     assert result.isolation["missing"] == ["sandbox: an in-process fake worker"]   # (rejected, still said)
@@ -204,22 +210,16 @@ def test_a_wrong_candidate_is_rejected_by_the_gate_and_never_timed(monkeypatch, 
 def test_the_gate_checks_every_size_not_only_the_first(monkeypatch, tmp_path):
     """Right on the small size, wrong on the medium one (the timed size): the gate, not the timed
     checks, rejects it, before a single block is timed."""
-    medium = tmp_path / "medium.py"
-    medium.write_text("import torch\n\n\ndef kernel(x, y):\n    out = torch.add(y, x, alpha=2)\n"
-                      "    if x.numel() == 4096:\n        out[-1] += 1\n    return out\n")
-    result, workers, _ = score(medium, monkeypatch)
-    assert result.verdict == VERDICT_REJECTED
-    assert result.reasons[0].code.startswith("correctness."), result.reasons
+    result, workers = rejected_as_wrong("import torch\n\n\ndef kernel(x, y):\n    out = torch.add(y, x, alpha=2)\n"
+                                        "    if x.numel() == 4096:\n        out[-1] += 1\n    return out\n",
+                                        monkeypatch, tmp_path)
     assert "medium" in result.reasons[0].message, result.reasons[0].message
     assert workers.made[0].ops.count("run") == 0
 
 
 def test_a_candidate_right_in_the_gate_and_wrong_when_timed_is_rejected_by_the_timed_checks(monkeypatch, tmp_path):
     """Correct for its first 40 calls (the gate's), then off by one in one element."""
-    late = tmp_path / "late.py"
-    late.write_text("import torch\n\ncalls = 0\n\n\ndef kernel(x, y):\n    global calls\n    calls += 1\n"
-                    "    out = torch.add(y, x, alpha=2)\n    if calls > 40:\n        out[0] += 1\n    return out\n")
-    result, workers, _ = score(late, monkeypatch)
-    assert result.verdict == VERDICT_REJECTED
-    assert result.reasons[0].code.startswith("correctness."), result.reasons
+    _, workers = rejected_as_wrong("import torch\n\ncalls = 0\n\n\ndef kernel(x, y):\n    global calls\n    calls += 1\n"
+                                   "    out = torch.add(y, x, alpha=2)\n    if calls > 40:\n        out[0] += 1\n"
+                                   "    return out\n", monkeypatch, tmp_path)
     assert workers.made[0].ops.count("run") >= 1   # it got as far as the timed blocks
