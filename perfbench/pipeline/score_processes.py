@@ -9,7 +9,7 @@ import dataclasses
 import datetime
 import statistics
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from ..core import stats, tamper
 from ..core.errors import CandidateRejected, UsageError
@@ -211,7 +211,7 @@ class TimingRun:
         self.isolation: dict | None = None     # the candidate's sandbox, as process 0 found it
         self.clock_control: dict | None = None  # the last process's clock control
 
-    def _warn(self, warnings) -> None:
+    def _warn(self, warnings: Iterable[str]) -> None:
         self.warnings += [w for w in warnings if w not in self.warnings]
 
     def report_into(self, base: dict) -> None:

@@ -32,25 +32,6 @@ from perfbench.timing.schedule import SOLUTION
 TASK = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_task"
 
 
-class _ScorerThreadsAllowed:
-    """The worker's tripwires, less the scorer's own threads: in one process the scorer's gate
-    and monitor threads come and go beside the candidate's calls (in a real worker they cannot)."""
-
-    def __init__(self, integrity):
-        self.integrity = integrity
-
-    def violations(self) -> list[tuple[str, str]]:
-        found = []
-        for code, detail in self.integrity.violations():
-            if code == "tamper.background_thread":
-                names = [n for n in detail.split(": ", 1)[1].split(", ") if not n.startswith("perfbench-")]
-                if not names:
-                    continue
-                detail = f"threads still running after the call: {', '.join(names)}"
-            found.append((code, detail))
-        return found
-
-
 class InProcessWorker:
     """`WorkerClient`'s interface, answered in this process by the real request handlers."""
 
@@ -78,8 +59,11 @@ class InProcessWorker:
         t0 = time.thread_time()
         try:
             reply, blobs = self._answer[op](req)
-            if op is Op.LOAD:
-                self._state.integrity = _ScorerThreadsAllowed(self._state.integrity)
+            if op is Op.LOAD:   # the tripwires, less the scorer's own threads (its gate's, its
+                # memory reads): in one process they come and go beside the candidate's calls
+                integrity = self._state.integrity
+                every_new = integrity.new_threads
+                integrity.new_threads = lambda: [t for t in every_new() if not t.name.startswith("perfbench-")]
         except CandidateRejected:
             raise
         except PerfbenchError as exc:   # as WorkerClient.request maps a worker's "usage" error
@@ -91,10 +75,10 @@ class InProcessWorker:
         return json.loads(json.dumps(reply)), blobs
 
     def freeze(self) -> None:
-        pass
+        """Nothing to freeze: the handlers run only when asked."""
 
     def thaw(self) -> None:
-        pass
+        """Nothing to thaw (see freeze)."""
 
     def cpu_seconds(self) -> float:
         return self._cpu_s
@@ -103,7 +87,7 @@ class InProcessWorker:
         return ""
 
     def kill(self) -> None:
-        pass
+        """No process to kill; close() releases the arenas."""
 
     def close(self) -> None:
         self.input_arena.close()
@@ -125,7 +109,7 @@ class InProcessWorkers:
         self.made: list[InProcessWorker] = []
 
     def ready(self, timeout_s: float) -> None:
-        pass
+        """Always ready: no zygote to wait for."""
 
     def _new(self, label: str, untrusted: bool) -> InProcessWorker:
         self.made.append(InProcessWorker(label, untrusted))

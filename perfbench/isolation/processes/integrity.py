@@ -67,13 +67,17 @@ class Integrity:
         self._threads = set(threading.enumerate())
         self._children = _child_pids()
 
+    def new_threads(self) -> list[threading.Thread]:
+        """Threads alive now that were not at the snapshot."""
+        return [t for t in threading.enumerate() if t not in self._threads and t.is_alive()]
+
     def violations(self) -> list[tuple[str, str]]:
         found = []
         patched = [name for name, (obj, attr) in _targets().items()
                    if getattr(obj, attr, None) is not self._captured[name]]
         if patched:
             found.append(("tamper.timer_patched", f"timing/sync primitives replaced: {', '.join(patched)}"))
-        threads = [t.name for t in threading.enumerate() if t not in self._threads and t.is_alive()]
+        threads = [t.name for t in self.new_threads()]
         if threads:
             found.append(("tamper.background_thread", f"threads still running after the call: {', '.join(threads)}"))
         kids = _child_pids() - self._children
