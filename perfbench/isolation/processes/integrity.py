@@ -41,22 +41,53 @@ def _targets() -> dict[str, tuple[Any, str]]:
 
 
 def _child_pids() -> set[int]:
-    me = str(os.getpid())
+    """This process's live children: each of its threads' `children` file (the kernel's list,
+    re-parented orphans included), not a scan of every process in /proc.
+
+    The scan read one stat file per process in this PID namespace: about 1 ms in the scorer's
+    (~70 processes here, more on a busy host), a few in a sandbox's.  Run before every block,
+    it cost the baseline's worker 1.1 ms more than the candidate's, and the candidate's block
+    that opened a pair read 2% faster than the baseline's in the same place (#38; A/A of
+    row_softmax, 3,553 pairs).  Where the kernel has no `children` files, the scan remains."""
     kids = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return kids
+    listed: list[str] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                listed += f.read().split()
+        except FileNotFoundError:
+            if os.path.isdir(f"/proc/self/task/{tid}"):   # the thread is there, its file is not
+                return _child_pids_by_scan()
+            continue   # (a thread that ended since the listing)
+        except OSError:
+            continue
+    for pid in listed:
+        if _live_child(pid, str(os.getpid())):
+            kids.add(int(pid))
+    return kids
+
+
+def _live_child(pid: str, parent: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return len(fields) > 1 and fields[1] == parent and fields[0] != "Z"
+
+
+def _child_pids_by_scan() -> set[int]:
+    """The same, by reading every process's stat file (kernels without CONFIG_PROC_CHILDREN)."""
+    me = str(os.getpid())
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return kids
-    for e in entries:
-        if e.isdigit():
-            try:
-                with open(f"/proc/{e}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                if fields[1] == me and fields[0] != "Z":
-                    kids.add(int(e))
-            except (OSError, IndexError):
-                continue
-    return kids
+        return set()
+    return {int(e) for e in entries if e.isdigit() and _live_child(e, me)}
 
 
 class Integrity:
