@@ -24,8 +24,11 @@ import numpy as np
 # The measurement protocol an s_ref is comparable within (bench_configs records it; `score` warns
 # when an s_ref came from another).  1: pairs AB, BA, AB, ...; the plain median of the pairs'
 # ratios.  2 (perfbench 0.2.0): orders drawn per quad; the scorer's work at the pair boundary;
-# each process's period effect removed from its pairs' ratios.
-PROTOCOL_VERSION = 2
+# each process's period effect removed from its pairs' ratios.  3: the workers' untimed work
+# before each block costs alike on both sides (#38: the child-process tripwire scanned /proc,
+# ~1 ms more in the baseline's PID namespace than in the candidate's sandbox, and the baseline's
+# first block of a pair read ~2% slower for it; speedups moved by -1.6%, SE 1.0%).
+PROTOCOL_VERSION = 3
 
 
 def draw_orders(seed: int, n_pairs: int) -> tuple[bool, ...]:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from perfbench.core.crossover import PROTOCOL_VERSION
 from perfbench.core.errors import UsageError
 from perfbench.pipeline import calibrate as cal
 from perfbench.pipeline.calibrate import Calibration, calibrate_plan, validity
@@ -201,14 +202,14 @@ def test_an_entry_from_another_protocol_is_measured_again_not_kept_nor_compared(
     monkeypatch.setattr(cal, "_side_speedup", lambda spec, file, cfg, say: ([1.0, 0.99, 1.01], ""))
     out = tmp_path / "configs"
     [path], _ = calibrate_plan(plan, out_dir=out)
-    old = path.read_text().replace("protocol = 2", "protocol = 1").replace("s_ref = 4.0", "s_ref = 6.0")
+    old = path.read_text().replace(f"protocol = {PROTOCOL_VERSION}", "protocol = 1").replace("s_ref = 4.0", "s_ref = 6.0")
     old = old.replace("ci = [3.8, 4.2]", "ci = [5.7, 6.3]")
     path.write_text(old)
     assert (bench_configs.entry("row_softmax", path.stem, out)["protocol"], bench_configs.entry("row_softmax", path.stem, out)["ci"]) == (1, [5.7, 6.3])
     calibrate_plan(plan, out_dir=out)
     assert calls == ["row_softmax", "row_softmax"]
     now = bench_configs.entry("row_softmax", path.stem, out)
-    assert (now["s_ref"], now["protocol"], now["valid"], now["invalid_because"]) == (4.0, 2, True, [])
+    assert (now["s_ref"], now["protocol"], now["valid"], now["invalid_because"]) == (4.0, PROTOCOL_VERSION, True, [])
     assert "previous" not in now
     calibrate_plan(plan, out_dir=out)
     assert calls == ["row_softmax", "row_softmax"]   # this protocol's entry: resumed, kept
