@@ -34,7 +34,12 @@ def one(checkout: Path, task: str, python: str) -> dict:
     lr = np.log(np.asarray(smp["baseline_ns"]) / np.asarray(smp["candidate_ns"]))
     first = orders(smp)
     ab, ba = float(lr[first].mean()), float(lr[~first].mean())
+    reported = v["comparison"]["extra"].get("worker_reported_ns") or {}
+    base_rep, cand_rep = (np.asarray(reported.get(side) or [np.nan] * len(lr)) for side in ("baseline", "candidate"))
+    places = {"base_first": base_rep[first], "cand_first": cand_rep[~first],
+              "base_second": base_rep[~first], "cand_second": cand_rep[first]}
     return {"wall": r["wall_s"], "s": v["speedup"], "ci": v["ci"], "ab": ab, "ba": ba, "period": (ab - ba) / 2,
+            "places": places,
             "pairs": len(lr), "reported": (v["comparison"]["summary"].get("period_effect") or {}).get("first_over_second"),
             "warnings": [w.split(":")[0] for w in v.get("warnings", []) if w.startswith("order_effect")]}
 
@@ -63,6 +68,11 @@ def main() -> None:
         print(f"  {label:8s} {cover:>6d}/{len(rs):<2d} {100 * statistics.median(abs(math.log(r['s'])) for r in rs):>10.2f}% "
               f"{statistics.mean(r['ab'] for r in rs):>+8.4f} {statistics.mean(r['ba'] for r in rs):>+8.4f} "
               f"{math.exp(statistics.mean(r['period'] for r in rs)):>13.4f} {statistics.median(r['wall'] for r in rs):>8.1f}s")
+    print("\nworker-reported ms per call, median over every score's blocks, by side and place in the pair")
+    for label, rs in runs.items():
+        med = {k: 1e-6 * float(np.nanmedian(np.concatenate([r["places"][k] for r in rs]))) for k in rs[0]["places"]}
+        print(f"  {label:8s} first: baseline {med['base_first']:.3f} candidate {med['cand_first']:.3f}   "
+              f"second: baseline {med['base_second']:.3f} candidate {med['cand_second']:.3f}")
 
 
 if __name__ == "__main__":
