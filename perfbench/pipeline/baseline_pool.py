@@ -17,12 +17,13 @@ from ..isolation.processes.worker_handle import WorkerClient
 class BaselinePool:
     def __init__(self) -> None:
         self._key: Hashable | None = None
-        self._workers: dict[int, WorkerClient] = {}
-        self.alone_ns: list[float] | None = None   # the baseline alone (process 0, before any candidate)
+        self._workers: dict[int | None, WorkerClient] = {}   # (None: the untimed process's)
+        self.alone_ns: list[float] | None = None   # the baseline alone (the untimed process, before any candidate)
         self.started = 0                           # interpreters started so far (for tests and the log)
 
-    def worker(self, key: Hashable, j: int, make: Callable[[], WorkerClient]) -> WorkerClient:
-        """Baseline worker j for `key` (task, files, device, cores, sandbox): kept, or made now."""
+    def worker(self, key: Hashable, j: int | None, make: Callable[[], WorkerClient]) -> WorkerClient:
+        """Baseline worker j for `key` (task, files, device, cores, sandbox), None for the untimed
+        process's: kept, or made now."""
         if key != self._key:
             self.close()
             self._key = key

@@ -119,4 +119,4 @@ class RunSetup:
     probe_seed: int
     master: int
     solution_file: Path | None = None   # s_ref live: the task's solution, timed against the baseline too
-    gate: bool = True                   # process 0 runs the correctness gate (GPU MODE: the first benchmark's)
+    gate: bool = True                   # the untimed process runs the correctness gate (GPU MODE: the first benchmark's)

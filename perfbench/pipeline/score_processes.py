@@ -5,11 +5,14 @@ This process holds the secret seeds, regenerates inputs, runs the trusted refere
 every verdict; what each process's blocks say besides their times is process_checks.py."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import statistics
 from pathlib import Path
-from typing import Callable, Iterable
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
 
 from ..core import stats, tamper
 from ..core.errors import CandidateRejected, UsageError
@@ -129,11 +132,11 @@ def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dic
     run = TimingRun(setup, say, progress, workers, baselines)
     decision, rejection = None, None
     try:
-        for j in range(cfg.processes):
-            failures = run.process(j, check_seeds)
-            if failures is not None:
-                rejection = tuple(Reason(f.reason, f.message) for f in failures)
-                break
+        failures = run.prepare(check_seeds)
+        if failures is not None:
+            rejection = tuple(Reason(f.reason, f.message) for f in failures)
+        for j in range(0 if failures is not None else cfg.processes):
+            run.process(j)
             if cfg.stop_early:
                 decision = interim_decision(run.parts, rule, seed=master, n_resamples=sampler_cfg.n_resamples)
             if decision is not None:
@@ -187,12 +190,23 @@ def _sampler_config(spec: TaskSpec, cfg: ScoreConfig) -> SamplerConfig:
     return sc
 
 
+@dataclass(frozen=True)
+class _Workers:
+    """One process's workers once started (`TimingRun._started`): the candidate's not yet loaded."""
+
+    cand: WorkerClient
+    base_w: WorkerClient
+    base_side: Side
+    make_cand_side: Callable[[], Side]
+    make_sol_side: Callable[[], Side] | None
+
+
 class TimingRun:
     """The worker processes of one score, one fresh pair (baseline, candidate) at a time.
 
-    Process 0 also times the baseline alone (before any candidate code loads) and runs the
-    correctness gate; every process then measures its share of the AB-BA pairs, with the block
-    size process 0 chose.  Between processes both workers are replaced (on the CPU forked afresh
+    An untimed pair first (`prepare`) times the baseline alone (before any candidate code
+    loads) and runs the correctness gate; then each timed process measures its share of the
+    AB-BA pairs, with the block size the first one chose.  Between processes both workers are replaced (on the CPU forked afresh
     from each side's zygote, else new interpreters), so allocator state, physical memory and thread
     pools are drawn afresh (stats.cluster_bootstrap_ci)."""
 
@@ -240,15 +254,18 @@ class TimingRun:
             self.baselines.alone_ns = before
         return before
 
-    def process(self, j: int, gate_seeds: list[int]) -> list[Failure] | None:
-        """Worker process pair j: its pairs into self.parts, or the gate's failures."""
+    @contextlib.contextmanager
+    def _started(self, j: int | None, what: str) -> Iterator[_Workers]:
+        """One worker process pair (and the solution's worker, if timed with a live s_ref), started,
+        arenas mapped, the baseline's code (and the solution's) loaded; not yet the candidate's.
+        `j`: the timed process's index, None for the untimed one (`prepare`)."""
         su = self.setup
-        cfg, spec, first = su.cfg, su.spec, j == 0
-        self.say(f"starting workers ({j + 1} of {cfg.processes})")
+        cfg, spec = su.cfg, su.spec
+        self.say(f"starting workers ({what})")
         self.workers.ready(cfg.load_timeout_s)
         # Both interpreters start together (importing torch takes seconds), or both are forked.
         with self.workers.candidate(su) as cand, self.workers.baseline(su, j) as base_w, \
-                self.workers.solution(su) as sol_w:
+                (self.workers.solution(su) if j is not None else nullcontext(None)) as sol_w:
             try:
                 stats.preload()   # (fresh interpreters: while they start; else done already)
                 if base_w.isolation is None:   # (a kept baseline worker started for an earlier row)
@@ -257,7 +274,7 @@ class TimingRun:
                     sol_w.start(cfg.load_timeout_s)
                 isolation, missing = isolation_record(cand, cfg, self.workers.nondumpable)
                 isolation.update(self.workers.provenance())
-                if first:
+                if self.isolation is None:
                     self.isolation = isolation
                     self._warn(missing)
                 base_side, make_cand_side, make_sol_side = build_sides(
@@ -268,47 +285,69 @@ class TimingRun:
                     su.probe_seed, sol_w)
                 load_side(base_w, spec, su.device, su.baseline_file, cfg, su.init_seed, su.probe_seed,
                           self.timing_mode or "events")
-                if first:   # the baseline alone, before any candidate code is loaded: the A/A reference
-                    self.say("timing the baseline alone")
-                    self.before = self._baseline_alone(base_side)
-                    self._choose_timing_mode(base_w)
                 if sol_w is not None:
                     load_side(sol_w, spec, su.device, su.solution_file, cfg, su.init_seed, su.probe_seed,
                               self.timing_mode or "events")
-                self.say("loading candidate")
-                load_side(cand, spec, su.device, su.cand_path, cfg, su.init_seed, su.probe_seed,
-                          self.timing_mode or "events")
-                cand_side = make_cand_side()
-                if first and su.gate:
-                    self.say(f"correctness gate: {len(spec.sizes)} sizes x {len(gate_seeds)} seeds")
-                    self.checks, fails = gate(cand, su.program, gate_seeds, cfg.call_timeout_s,
-                                              cand_side.gate_side())
-                    if fails:
-                        return fails
-                    if su.device.startswith("cuda"):
-                        self._warn(side_stream_gate(cand, spec, gate_seeds[0], cfg.call_timeout_s))
-                done = sum(p.n_pairs for p in self.parts)
-                progress = (None if self.progress is None else
-                            lambda i, summary: self.progress(done + i, summary))  # noqa: E731
-                sol_side = make_sol_side() if make_sol_side is not None else None
-                with device_session(su.device, cfg.clocks) as dev:
-                    self.clock_control = dev.control.to_dict()
-                    between = "" if sol_side is None else ", the solution's against the baseline between them"
-                    self.say(f"timing AB-BA pairs{between} (clocks: {dev.control.status})")
-                    part = self._sample(base_side, cand_side, sol_side, j, progress, base_side.monitor(dev))
-                cand_side.finish()
-                self._warn(clock_warnings(su.device, dev.control, part))
-                self._warn(w for side in (base_side, cand_side) for w in side.fallback_warnings())
-                check_tampering(base_side, cand_side, part, su.threading, sol_side)
+                yield _Workers(cand, base_w, base_side, make_cand_side, make_sol_side)
             finally:
                 self.logs = {"candidate": cand.log_tail()}
+
+    def _load_candidate(self, w: _Workers) -> Side:
+        su = self.setup
+        self.say("loading candidate")
+        load_side(w.cand, su.spec, su.device, su.cand_path, su.cfg, su.init_seed, su.probe_seed,
+                  self.timing_mode or "events")
+        return w.make_cand_side()
+
+    def prepare(self, gate_seeds: list[int]) -> list[Failure] | None:
+        """The untimed process before the timed ones: the baseline timed alone before any
+        candidate code loads (the A/A reference; the CUDA timing mode is chosen from it), then
+        the candidate's correctness gate.  Returns the gate's failures, or None.
+
+        Its workers are closed, not timed: each ran work the other did not (the gate's calls,
+        the blocks alone).  Timed in these workers, process 0 of row_softmax's solution read 8%
+        above the later processes on average, and the CI (which covers the spread between
+        processes) was 12.3% wide either side instead of 7.4% (8 scores each way; #38,
+        benchmarks/RESULTS.md, 2026-12-04).  So every timed pair runs in two workers that did
+        the same things before it."""
+        su = self.setup
+        with self._started(None, "the gate's") as w:
+            self.say("timing the baseline alone")
+            self.before = self._baseline_alone(w.base_side)
+            self._choose_timing_mode(w.base_w)
+            cand_side = self._load_candidate(w)
+            if su.gate:
+                self.say(f"correctness gate: {len(su.spec.sizes)} sizes x {len(gate_seeds)} seeds")
+                self.checks, fails = gate(w.cand, su.program, gate_seeds, su.cfg.call_timeout_s, cand_side.gate_side())
+                if fails:
+                    return fails
+                if su.device.startswith("cuda"):
+                    self._warn(side_stream_gate(w.cand, su.spec, gate_seeds[0], su.cfg.call_timeout_s))
+        return None
+
+    def process(self, j: int) -> None:
+        """Timed worker process pair j: its pairs into self.parts."""
+        su = self.setup
+        with self._started(j, f"{j + 1} of {su.cfg.processes}") as w:
+            cand_side = self._load_candidate(w)
+            done = sum(p.n_pairs for p in self.parts)
+            progress = (None if self.progress is None else
+                        lambda i, summary: self.progress(done + i, summary))  # noqa: E731
+            sol_side = w.make_sol_side() if w.make_sol_side is not None else None
+            with device_session(su.device, su.cfg.clocks) as dev:
+                self.clock_control = dev.control.to_dict()
+                between = "" if sol_side is None else ", the solution's against the baseline between them"
+                self.say(f"timing AB-BA pairs{between} (clocks: {dev.control.status})")
+                part = self._sample(w.base_side, cand_side, sol_side, j, progress, w.base_side.monitor(dev))
+            cand_side.finish()
+            self._warn(clock_warnings(su.device, dev.control, part))
+            self._warn(msg for side in (w.base_side, cand_side) for msg in side.fallback_warnings())
+            check_tampering(w.base_side, cand_side, part, su.threading, sol_side)
             self.parts.append(part)
-            self.diagnostics.append(block_diagnostics(base_side, cand_side, part, sol_side))
+            self.diagnostics.append(block_diagnostics(w.base_side, cand_side, part, sol_side))
             self.timed_checks += cand_side.checks
             self.checks += cand_side.checks
             self.candidate_blocks += len(cand_side.blocks)
-        return None
-
 
     def _sample(self, base_side: Side, cand_side: Side, sol_side: Side | None, j: int,
                 progress: ProgressFn | None, monitor) -> PairedSamples:

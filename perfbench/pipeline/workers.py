@@ -33,8 +33,9 @@ class Workers(Protocol):
     def candidate(self, setup: RunSetup) -> AbstractContextManager[WorkerClient]:
         """A fresh worker for the candidate, in its sandbox, not yet started."""
 
-    def baseline(self, setup: RunSetup, j: int) -> AbstractContextManager[WorkerClient]:
-        """The baseline's worker for process j (fresh, or kept from an earlier score)."""
+    def baseline(self, setup: RunSetup, j: int | None) -> AbstractContextManager[WorkerClient]:
+        """The baseline's worker for timed process j, or (None) for the untimed one that times
+        the baseline alone and gates the candidate: fresh, or kept from an earlier score."""
 
     def solution(self, setup: RunSetup) -> AbstractContextManager[WorkerClient | None]:
         """--s-ref live: the task's solution's worker (trusted); None without a solution."""
@@ -60,7 +61,7 @@ class ForkedWorkers:
     def candidate(self, setup: RunSetup) -> WorkerClient:
         return candidate_worker(setup.spec, setup.cand_path, setup.cfg, setup.threading, self.servers.get("candidate"))
 
-    def baseline(self, setup: RunSetup, j: int) -> AbstractContextManager[WorkerClient]:
+    def baseline(self, setup: RunSetup, j: int | None) -> AbstractContextManager[WorkerClient]:
         def make() -> WorkerClient:
             return WorkerClient("baseline", untrusted=False, sandbox=setup.cfg.sandbox, threading=setup.threading,
                                 server=self.servers.get("baseline"))

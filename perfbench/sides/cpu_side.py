@@ -186,19 +186,22 @@ class ArenaSide:
         the time its own (trusted) timer measured around the calls, so thaw, messaging, the
         table, the reply and the freeze after real work are all in it.  Before that: the median
         of NULL_BLOCKS null blocks (a kernel that only allocates its outputs), which miss the
-        freeze-after-work part (~0.5 ms a block here)."""
+        freeze-after-work part (~0.5 ms a block here).
+
+        Every side runs those null blocks before its first real block of a size, the baseline's
+        timed and the others' discarded: each worker's heap then holds what the other's does
+        before the pairs (a history one side lacks made its blocks faster or slower: #38)."""
+        iters = len(layout.bases)
+        nulls = self.null_ns.setdefault(iters, [])
+        if not any(b.iters == iters for b in self.blocks):
+            while len(nulls) < NULL_BLOCKS:
+                self._stage(layout)
+                self.client.freeze()   # as before a real block: the thaw is inside the window
+                nulls.append(self._timed_request(iters, null=True)[0])
         if self.overhead_from is not None:
             return self.overhead_from.overhead_ns(layout)
-        iters = len(layout.bases)
         seen = self.overhead_ns_at(iters)
-        if seen is not None:
-            return seen
-        nulls = self.null_ns.setdefault(iters, [])
-        while len(nulls) < NULL_BLOCKS:
-            self._stage(layout)
-            self.client.freeze()   # as before a real block: the thaw is inside the window
-            nulls.append(self._timed_request(iters, null=True)[0])
-        return statistics.median(nulls)
+        return seen if seen is not None else statistics.median(nulls)
 
     def run_block(self, iters: int, seed: int) -> float:
         self.end_pair()   # (a check still due runs before this worker runs again, whoever calls)

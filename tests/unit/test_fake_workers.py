@@ -55,7 +55,7 @@ class InProcessWorker:
 
     def request(self, op: Op, timeout_s: float, **fields) -> tuple[dict, list[bytes]]:
         req = json.loads(json.dumps(dict(fields, op=op)))   # what crosses the wire, as JSON does
-        self.ops.append(str(op.value))
+        self.ops.append("null_run" if op is Op.RUN and fields.get("null") else str(op.value))
         t0 = time.thread_time()
         try:
             reply, blobs = self._answer[op](req)
@@ -118,8 +118,10 @@ class InProcessWorkers:
     def candidate(self, setup) -> InProcessWorker:
         return self._new("candidate", True)
 
-    def baseline(self, setup, j: int) -> InProcessWorker:
-        return self._new("baseline", False)
+    def baseline(self, setup, j: int | None) -> InProcessWorker:
+        worker = self._new("baseline", False)
+        worker.j = j
+        return worker
 
     def solution(self, setup):
         return self._new(SOLUTION, False) if setup.solution_file is not None else nullcontext(None)
@@ -147,19 +149,29 @@ def test_a_whole_score_runs_the_gate_then_the_pairs_and_stops_once_the_reward_is
     stopping = result.comparison.extra["stopping"]
     assert (stopping["decision"], stopping["processes_run"]) == ("r_perf_zero", 2)
     assert "stopping after 2 of 3 processes: r_perf_zero" in said
-    # fresh workers for every process, the candidate's asked for first
-    assert [w.label for w in workers.made] == ["candidate", "baseline"] * 2
-    assert [w.untrusted for w in workers.made] == [True, False] * 2
-    # the gate: every size x every check seed, in process 0 only
-    gate_calls = [w.ops.count("gate_call") for w in workers.made if w.label == "candidate"]
-    assert gate_calls[0] >= 2 * 3 and gate_calls[1] == 0
+    # fresh workers for every process, the candidate's asked for first: the untimed pair that
+    # gates, then one pair per timed process
+    assert [w.label for w in workers.made] == ["candidate", "baseline"] * 3
+    assert [w.untrusted for w in workers.made] == [True, False] * 3
+    assert [w.j for w in workers.made if w.label == "baseline"] == [None, 0, 1]
+    gate_cand, gate_base, *timed = workers.made
+    # the gate: every size x every check seed, in the untimed pair only; nothing timed there
+    # but the baseline alone (its workers' histories differ: #38)
+    assert gate_cand.ops.count("gate_call") >= 2 * 3 and gate_cand.ops.count("run") == 0
+    assert gate_base.ops.count("run") >= 3 and gate_base.ops.count("gate_call") == 0
+    assert all(w.ops.count("gate_call") == 0 for w in timed)
     # the pairs: 6 per process (12 pairs over 3 processes, 6 being the task's minimum)
     samples = result.comparison.samples
     assert samples.processes == (0,) * 6 + (1,) * 6
     assert samples.n_pairs == 12 and result.speedup.low <= result.speedup.value <= result.speedup.high
-    # every timed block ran in both workers; outputs were checked in some of the candidate's
-    runs = [w.ops.count("run") for w in workers.made]
-    assert runs[0] >= 6 and runs[2] >= 6 and runs[1] >= 6 + 3   # (+ the baseline alone)
+    # both workers of a timed process got the same requests up to their last block: nothing
+    # one side did before or between its pairs that the other did not (#38)
+    def until_last_block(ops: list[str]) -> list[str]:
+        return ops[:len(ops) - ops[::-1].index("run")]
+
+    for cand, base in zip(timed[::2], timed[1::2]):
+        assert until_last_block(cand.ops) == until_last_block(base.ops)
+        assert cand.ops.count("run") >= 6 and cand.ops.count("null_run") >= 5
     assert result.comparison.extra["timed_output_checks"] >= 2
     assert result.r_perf == 0.0
     # what the processes found reaches the verdict: the sandbox as process 0 saw it, each warning once
@@ -171,7 +183,7 @@ def test_a_whole_score_runs_the_gate_then_the_pairs_and_stops_once_the_reward_is
 def test_without_early_stopping_every_process_runs(monkeypatch):
     result, workers, _ = score(TASK / "baseline.py", monkeypatch, stop_early=False)
     assert result.comparison.extra["stopping"]["processes_run"] == 3
-    assert len(workers.made) == 6 and result.comparison.samples.n_pairs == 18
+    assert len(workers.made) == 8 and result.comparison.samples.n_pairs == 18
 
 
 def rejected_as_wrong(source: str, monkeypatch, tmp_path):
@@ -202,8 +214,11 @@ def test_the_gate_checks_every_size_not_only_the_first(monkeypatch, tmp_path):
 
 
 def test_a_candidate_right_in_the_gate_and_wrong_when_timed_is_rejected_by_the_timed_checks(monkeypatch, tmp_path):
-    """Correct for its first 40 calls (the gate's), then off by one in one element."""
-    _, workers = rejected_as_wrong("import torch\n\ncalls = 0\n\n\ndef kernel(x, y):\n    global calls\n    calls += 1\n"
-                                   "    out = torch.add(y, x, alpha=2)\n    if calls > 40:\n        out[0] += 1\n"
-                                   "    return out\n", monkeypatch, tmp_path)
-    assert workers.made[0].ops.count("run") >= 1   # it got as far as the timed blocks
+    """Correct when the worker's gate handler called it (it looks up the stack), off by one in
+    one element otherwise."""
+    _, workers = rejected_as_wrong("import sys\n\nimport torch\n\n\ndef gated():\n    f = sys._getframe(1)\n"
+                                   "    while f is not None and f.f_code.co_name != 'gate_call':\n        f = f.f_back\n"
+                                   "    return f is not None\n\n\ndef kernel(x, y):\n    out = torch.add(y, x, alpha=2)\n"
+                                   "    if not gated():\n        out[0] += 1\n    return out\n", monkeypatch, tmp_path)
+    assert workers.made[0].ops.count("gate_call") >= 2 * 3   # it passed the gate
+    assert workers.made[2].ops.count("run") >= 1   # it got as far as the timed blocks
