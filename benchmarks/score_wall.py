@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PHASES = ("starting workers (1", "correctness gate", "timing AB-BA pairs", "starting workers (2",
+PHASES = ("starting workers (the gate's)", "starting workers (1", "correctness gate", "timing AB-BA pairs", "starting workers (2",
           "starting workers (3", "stopping after")
 
 
@@ -67,7 +67,7 @@ def main() -> None:
     for i in range(args.runs):
         r = one_score(args.task, cand, ("--fresh-workers",) if args.fresh_workers else ())
         runs.append(r)
-        phases = "  ".join(f"{k.split(' (')[0].split()[0]}{'' if '(' not in k else k[-1]}@{v:.1f}"
+        phases = "  ".join(f"{'gate-workers' if 'gate' in k and '(' in k else k.split(' (')[0].split()[0] + ('' if '(' not in k else k[-1])}@{v:.1f}"
                            for k, v in r["phases"].items())
         print(f"run {i + 1}: {r['wall_s']:.1f} s  exit {r['exit']}  s={r['speedup'] and round(r['speedup'], 3)}  CI={r['ci']}  "
               f"processes={r['processes']}  [{phases}]", flush=True)
