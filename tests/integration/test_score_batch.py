@@ -51,7 +51,8 @@ def test_score_many_on_a_local_ray_instance(tmp_path):
 
 def test_a_kept_baseline_serves_the_next_candidate_of_its_task():
     """score-batch's row servers keep the baseline's workers between rows of one task: the
-    second row starts no baseline interpreter (and reuses the baseline's time alone)."""
+    second row starts no baseline interpreter (and reuses the baseline's time alone).  Three per
+    task: one per timed process, and the untimed process's."""
     from perfbench.pipeline.baseline_pool import BaselinePool
     from perfbench.pipeline.score import ScoreConfig, score
     from perfbench.timing.sampler import SamplerConfig
@@ -60,13 +61,13 @@ def test_a_kept_baseline_serves_the_next_candidate_of_its_task():
     cfg = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6), processes=2, call_timeout_s=20)
     try:
         first = score(TASK, FIX / "candidates" / "honest_fast.py", cfg, baselines=pool)
-        assert first.verdict == "scored" and pool.started == 2
+        assert first.verdict == "scored" and pool.started == 3
         alone = pool.alone_ns
         second = score(TASK, FIX / "candidates" / "wrong_values.py", cfg, baselines=pool)
         assert [r.code for r in second.reasons] == ["correctness.mismatch"]
         third = score(TASK, FIX / "candidates" / "honest_slow.py", cfg, baselines=pool)
         assert third.verdict == "scored" and third.reasons == ()
-        assert pool.started == 2 and pool.alone_ns is alone
+        assert pool.started == 3 and pool.alone_ns is alone
         assert third.comparison.extra["baseline_alone_ns"] == alone
     finally:
         pool.close()
