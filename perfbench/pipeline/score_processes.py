@@ -315,8 +315,8 @@ class TimingRun:
             self.say("timing the baseline alone")
             self.before = self._baseline_alone(w.base_side)
             self._choose_timing_mode(w.base_w)
-            cand_side = self._load_candidate(w)
-            if su.gate:
+            if su.gate:   # (GPU MODE's later benchmarks: the baseline alone only)
+                cand_side = self._load_candidate(w)
                 self.say(f"correctness gate: {len(su.spec.sizes)} sizes x {len(gate_seeds)} seeds")
                 self.checks, fails = gate(w.cand, su.program, gate_seeds, su.cfg.call_timeout_s, cand_side.gate_side())
                 if fails:

@@ -192,16 +192,18 @@ class ArenaSide:
         timed and the others' discarded: each worker's heap then holds what the other's does
         before the pairs (a history one side lacks made its blocks faster or slower: #38)."""
         iters = len(layout.bases)
-        nulls = self.null_ns.setdefault(iters, [])
-        if not any(b.iters == iters for b in self.blocks):
-            while len(nulls) < NULL_BLOCKS:
-                self._stage(layout)
-                self.client.freeze()   # as before a real block: the thaw is inside the window
-                nulls.append(self._timed_request(iters, null=True)[0])
+        if iters not in self.null_ns:   # (this side's first block of this size)
+            self.null_ns[iters] = [self._null_block(layout) for _ in range(NULL_BLOCKS)]
+        nulls = self.null_ns[iters]
         if self.overhead_from is not None:
             return self.overhead_from.overhead_ns(layout)
         seen = self.overhead_ns_at(iters)
         return seen if seen is not None else statistics.median(nulls)
+
+    def _null_block(self, layout: BlockLayout) -> float:
+        self._stage(layout)
+        self.client.freeze()   # as before a real block: the thaw is inside the window
+        return self._timed_request(len(layout.bases), null=True)[0]
 
     def run_block(self, iters: int, seed: int) -> float:
         self.end_pair()   # (a check still due runs before this worker runs again, whoever calls)
