@@ -30,8 +30,11 @@ import numpy as np
 # first block of a pair read ~2% slower for it; speedups moved by -1.6%, SE 1.0%).  4: no
 # timed pair runs in the workers that ran the gate and the baseline alone (their histories
 # differ); row_softmax's solution: process 0 no longer reads 8% above the later ones, the CI's
-# median half-width 12.3% -> 7.4%, speedups +3.7% (SE 1.6%).
-PROTOCOL_VERSION = 4
+# median half-width 12.3% -> 7.4%, speedups +3.7% (SE 1.6%).  5: each timed block's inputs start
+# at an in-page offset drawn from its seed, not on a page boundary (arena.in_page_start): the
+# aligned inputs made row_softmax's five-pass baseline ~10% slower than at other offsets (4K
+# aliasing with its heap temporaries), the fused solution ~2%; speedups -11.5% (SE 1.1%).
+PROTOCOL_VERSION = 5
 
 
 def draw_orders(seed: int, n_pairs: int) -> tuple[bool, ...]:

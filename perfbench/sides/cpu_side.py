@@ -30,7 +30,7 @@ import torch
 from ..core.errors import CandidateRejected
 from ..core.tamper import BlockWall
 from ..isolation.processes.worker_handle import WorkerClient
-from ..isolation.wire.arena import DEVICES, DTYPES, KIND_DEVICE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, MAX_DIMS, BlockLayout, MemoryReadTimeout, read_process_memory, table_bytes, table_records
+from ..isolation.wire.arena import DEVICES, DTYPES, KIND_DEVICE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, MAX_DIMS, BlockLayout, MemoryReadTimeout, in_page_start, read_process_memory, table_bytes, table_records
 from ..isolation.wire.protocol import Op
 from ..task.correctness import OutputRecord, Tolerance, record_of
 from ..task.program import TaskProgram
@@ -208,7 +208,7 @@ class ArenaSide:
     def run_block(self, iters: int, seed: int) -> float:
         self.end_pair()   # (a check still due runs before this worker runs again, whoever calls)
         block = self.inputs.get(seed, iters)
-        layout = BlockLayout.of(block)
+        layout = BlockLayout.of(block, start=in_page_start(seed))
         overhead = self.overhead_ns(layout)
         self._stage(layout)
         self.client.freeze()   # before the inputs are written: nothing of it may see them early

@@ -45,6 +45,7 @@ class InProcessWorker:
         self.startup_s: float | None = None
         self.worker_pid: int | None = None
         self.ops: list[str] = []
+        self.starts: list[int] = []   # where each new block layout (STAGE) starts in the arena
         self._cpu_s = 0.0   # CPU this worker's own requests used: the tamper checks read it
 
     def start(self, timeout_s: float) -> Isolation:
@@ -56,6 +57,8 @@ class InProcessWorker:
     def request(self, op: Op, timeout_s: float, **fields) -> tuple[dict, list[bytes]]:
         req = json.loads(json.dumps(dict(fields, op=op)))   # what crosses the wire, as JSON does
         self.ops.append("null_run" if op is Op.RUN and fields.get("null") else str(op.value))
+        if op is Op.STAGE and fields.get("layout"):
+            self.starts.append(fields["layout"].get("start", 0))
         t0 = time.thread_time()
         try:
             reply, blobs = self._answer[op](req)
@@ -172,6 +175,8 @@ def test_a_whole_score_runs_the_gate_then_the_pairs_and_stops_once_the_reward_is
     for cand, base in zip(timed[::2], timed[1::2]):
         assert until_last_block(cand.ops) == until_last_block(base.ops)
         assert cand.ops.count("run") >= 6 and cand.ops.count("null_run") >= 5
+        # both blocks of a pair at one in-page offset, drawn anew per pair (#38: in_page_start)
+        assert cand.starts == base.starts and len(set(cand.starts)) >= 4
     assert result.comparison.extra["timed_output_checks"] >= 2
     assert result.r_perf == 0.0
     # what the processes found reaches the verdict: the sandbox as process 0 saw it, each warning once

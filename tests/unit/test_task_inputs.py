@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from perfbench.core.errors import UsageError
+from perfbench.isolation.wire.arena import in_page_start
 from perfbench.task import program as task_runtime
 from perfbench.task.program import TaskProgram
 from perfbench.task.spec import load_task
@@ -118,7 +119,8 @@ def test_every_call_of_a_block_gets_its_own_inputs_the_same_for_both_sides():
     later = inputs.get(seed=12, iters=4)
     firsts = [args[0] for args in block + later]
     assert all(not torch.equal(a, b) for i, a in enumerate(firsts) for b in firsts[i + 1:])
-    layout = BlockLayout.of(block)
+    layout = BlockLayout.of(block, start=in_page_start(11))
+    assert layout.bases[0] == in_page_start(11)
     arena = SharedArena("test")
     try:
         arena.resize(layout.nbytes)
@@ -126,11 +128,26 @@ def test_every_call_of_a_block_gets_its_own_inputs_the_same_for_both_sides():
         u8 = torch.frombuffer(arena.view(), dtype=torch.uint8)
         views = staged_arguments(u8, layout.to_dict())
         assert len(views) == 4
-        for args, staged in zip(block, views):
+        for k, (args, staged) in enumerate(zip(block, views)):
             assert all(torch.equal(a, v) for a, v in zip(args, staged))
+            assert staged[0].data_ptr() - u8.data_ptr() == layout.bases[k]
+            assert all(torch.equal(a, v) for a, v in zip(args, layout.read(arena, k)))
         del views, staged, u8   # (the arena's map closes only once no view of it is left)
     finally:
         arena.close()
+
+
+def test_a_blocks_inputs_start_at_an_in_page_offset_drawn_from_its_seed():
+    """#38: the page offset between inputs and outputs is drawn per block, not fixed per worker
+    (in_page_start's docstring): every multiple of 64 below a page, from the seed alone."""
+    from perfbench.isolation.wire.arena import BlockLayout
+
+    starts = [in_page_start(seed) for seed in range(2000)]
+    assert starts == [in_page_start(seed) for seed in range(2000)]
+    assert set(starts) == set(range(0, 4096, 64))
+    assert max(starts.count(s) for s in set(starts)) < 3 * len(starts) / 64
+    with pytest.raises(ValueError, match="multiple of 64"):
+        BlockLayout.of([(torch.zeros(3),)], start=32)
 
 
 def test_an_in_process_block_calls_its_maker_with_a_new_seed_per_call():

@@ -145,11 +145,24 @@ def _arguments(u8: torch.Tensor, layout: dict[str, Any]) -> tuple:
     return tuple(args)
 
 
+def in_page_start(seed: int) -> int:
+    """Where a timed block's arguments start in the input arena: a multiple of 64 below 4096,
+    drawn from the block's seed (both blocks of a pair share it).
+
+    Why (#38): the offset within a page between a kernel's input and its output decides how
+    often its loads alias its recent stores (on x86, addresses equal modulo 4096 stall a load
+    behind the store), a few % of a streaming kernel's time.  Outputs come from the worker's
+    heap, whose in-page offsets settle once per process; inputs always started on a page
+    boundary, so that offset was one draw per worker for its whole life.  Drawn per block, it
+    is averaged over the pairs instead."""
+    return 64 * int(np.random.default_rng((seed % (1 << 62), 0x5EED0FF5E7)).integers(64))
+
+
 def staged_arguments(u8: torch.Tensor, spec: dict[str, Any]) -> list[tuple]:
     """Every call's arguments for a block, from `BlockLayout.to_dict()` (the worker's side)."""
     if "uniform" in spec:
-        u = spec["uniform"]
-        return [_arguments(u8, dict(u, base=k * u["stride"])) for k in range(spec["iters"])]
+        u, start = spec["uniform"], spec.get("start", 0)
+        return [_arguments(u8, dict(u, base=start + k * u["stride"])) for k in range(spec["iters"])]
     return [_arguments(u8, layout) for layout in spec["each"]]
 
 
@@ -164,11 +177,14 @@ class BlockLayout:
     layouts: tuple[InputLayout, ...]
 
     @classmethod
-    def of(cls, block: list[tuple]) -> "BlockLayout":
+    def of(cls, block: list[tuple], start: int = 0) -> "BlockLayout":
+        """`start`: the byte offset of the first call's arguments (a multiple of 64)."""
+        if start < 0 or start % 64:
+            raise ValueError(f"start must be a non-negative multiple of 64, got {start}")
         layouts = [InputLayout.of(args) for args in block]
         if layouts and all(x == layouts[0] for x in layouts):
             layouts = [layouts[0]] * len(layouts)
-        bases, off = [], 0
+        bases, off = [], start
         for lay in layouts:
             bases.append(off)
             off += lay.stride
@@ -184,7 +200,7 @@ class BlockLayout:
 
     def to_dict(self) -> dict[str, Any]:
         if self.uniform:
-            return {"uniform": self.layouts[0].to_dict(), "iters": len(self.bases)}
+            return {"uniform": self.layouts[0].to_dict(), "iters": len(self.bases), "start": self.bases[0]}
         return {"each": [dict(lay.to_dict(), base=b) for b, lay in zip(self.bases, self.layouts)]}
 
     def read(self, arena: SharedArena, k: int) -> list[torch.Tensor | Any]:
