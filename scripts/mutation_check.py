@@ -249,7 +249,12 @@ MUTATIONS = [
     M("every call of a block gets the block's first inputs", "perfbench/timing/inprocess.py",
       "return (block_seed * 1_000_033 + k) % (1 << 62)", "return (block_seed * 1_000_033) % (1 << 62)", INPUTS),
     M("the worker calls every iteration on the first staged view", "perfbench/isolation/wire/arena.py",
-      'dict(u, base=k * u["stride"])', 'dict(u, base=0)', INPUTS),
+      'dict(u, base=start + k * u["stride"])', 'dict(u, base=start)', INPUTS),
+    M("every timed block's inputs start on a page boundary (#38, protocol 5)", "perfbench/sides/cpu_side.py",
+      "BlockLayout.of(block, start=in_page_start(seed))", "BlockLayout.of(block, start=0)",
+      ["tests/unit/test_fake_workers.py"]),
+    M("the drawn in-page offset is ignored by the worker's views", "perfbench/isolation/wire/arena.py",
+      'u, start = spec["uniform"], spec.get("start", 0)', 'u, start = spec["uniform"], 0', INPUTS),
 ]
 
 

@@ -119,8 +119,8 @@ def test_every_call_of_a_block_gets_its_own_inputs_the_same_for_both_sides():
     later = inputs.get(seed=12, iters=4)
     firsts = [args[0] for args in block + later]
     assert all(not torch.equal(a, b) for i, a in enumerate(firsts) for b in firsts[i + 1:])
-    layout = BlockLayout.of(block, start=in_page_start(11))
-    assert layout.bases[0] == in_page_start(11)
+    layout = BlockLayout.of(block, start=4032)   # (the largest offset in_page_start draws)
+    assert layout.bases[0] == 4032
     arena = SharedArena("test")
     try:
         arena.resize(layout.nbytes)
