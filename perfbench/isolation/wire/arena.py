@@ -149,12 +149,13 @@ def in_page_start(seed: int) -> int:
     """Where a timed block's arguments start in the input arena: a multiple of 64 below 4096,
     drawn from the block's seed (both blocks of a pair share it).
 
-    Why (#38): the offset within a page between a kernel's input and its output decides how
-    often its loads alias its recent stores (on x86, addresses equal modulo 4096 stall a load
-    behind the store), a few % of a streaming kernel's time.  Outputs come from the worker's
-    heap, whose in-page offsets settle once per process; inputs always started on a page
-    boundary, so that offset was one draw per worker for its whole life.  Drawn per block, it
-    is averaged over the pairs instead."""
+    Why (#38): the offset within a page between a kernel's input and its outputs and
+    temporaries decides how often its loads alias its recent stores (on x86, addresses equal
+    modulo 4096 stall a load behind the store).  Those buffers come from the worker's heap at
+    whatever offsets it settles on; inputs always started on a page boundary, so every kernel
+    was timed at one point of that effect, a bad one for row_softmax's five-pass baseline (~10%
+    slower than at drawn offsets, the fused solution ~2%).  Drawn per block, a score measures
+    the average over offsets, as a program's tensors from its allocator see it."""
     return 64 * int(np.random.default_rng((seed % (1 << 62), 0x5EED0FF5E7)).integers(64))
 
 
