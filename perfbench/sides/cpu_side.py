@@ -30,7 +30,7 @@ import torch
 from ..core.errors import CandidateRejected
 from ..core.tamper import BlockWall
 from ..isolation.processes.worker_handle import WorkerClient
-from ..isolation.wire.arena import DEVICES, DTYPES, KIND_DEVICE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, MAX_DIMS, BlockLayout, MemoryReadTimeout, in_page_start, read_process_memory, table_bytes, table_records
+from ..isolation.wire.arena import DEVICES, DTYPES, KIND_DEVICE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, IN_PAGE_SPAN, MAX_DIMS, BlockLayout, MemoryReadTimeout, in_page_start, read_process_memory, table_bytes, table_records
 from ..isolation.wire.protocol import Op
 from ..task.correctness import OutputRecord, Tolerance, record_of
 from ..task.program import TaskProgram
@@ -116,7 +116,8 @@ class ArenaSide:
             self.client.request(Op.STAGE, self.timeout_s, layout=None)
             return
         if layout.nbytes > self.client.input_arena.size:
-            self.input_base = map_arenas(self.client, ARENA_SLACK * layout.nbytes, self.expected,
+            # (+ IN_PAGE_SPAN: a later block's drawn start must not force a re-map mid-run)
+            self.input_base = map_arenas(self.client, ARENA_SLACK * layout.nbytes + IN_PAGE_SPAN, self.expected,
                                          len(layout.bases), self.timeout_s)
         self.client.request(Op.STAGE, self.timeout_s, layout=spec)
         self._staged = spec

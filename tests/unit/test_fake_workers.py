@@ -227,3 +227,14 @@ def test_a_candidate_right_in_the_gate_and_wrong_when_timed_is_rejected_by_the_t
                                    "    if not gated():\n        out[0] += 1\n    return out\n", monkeypatch, tmp_path)
     assert workers.made[0].ops.count("gate_call") >= 2 * 3   # it passed the gate
     assert workers.made[2].ops.count("run") >= 1   # it got as far as the timed blocks
+
+
+def test_a_candidate_that_tells_timed_calls_by_their_inputs_placement_is_rejected_by_the_timed_checks(monkeypatch, tmp_path):
+    """Protocol 5 gives timed blocks a drawn in-page offset and keeps gate calls on a page
+    boundary, so a candidate can tell the two by its input's address.  It may: the timed-output
+    checks, not the gate, are what a candidate cannot tell from the calls it is paid for."""
+    _, workers = rejected_as_wrong("import torch\n\n\ndef kernel(x, y):\n    out = torch.add(y, x, alpha=2)\n"
+                                   "    if x.data_ptr() % 4096:\n        out[0] += 1\n    return out\n",
+                                   monkeypatch, tmp_path)
+    assert workers.made[0].ops.count("gate_call") >= 2 * 3   # it passed the gate
+    assert workers.made[2].ops.count("run") >= 1

@@ -85,6 +85,10 @@ class SharedArena:
             pass
 
 
+ARG_ALIGN = 64          # bytes: every argument's alignment in the arena, as the CPU allocator's
+IN_PAGE_SPAN = 4096     # a timed block's first argument starts below this (in_page_start)
+
+
 @dataclass(frozen=True)
 class InputSlot:
     """One argument of one call: a tensor at `offset` in the iteration's slice, or a constant."""
@@ -116,12 +120,12 @@ class InputLayout:
             if type(x) is torch.Tensor:
                 nbytes = x.numel() * x.element_size()
                 slots.append(InputSlot(off, str(x.dtype).replace("torch.", ""), tuple(x.shape)))
-                off += -(-nbytes // 64) * 64            # 64-byte aligned, like the CPU allocator
+                off += -(-nbytes // ARG_ALIGN) * ARG_ALIGN   # aligned like the CPU allocator's
             elif x is None or isinstance(x, (bool, int, float, str)):
                 slots.append(InputSlot(0, "", (), x))
             else:
                 raise TypeError(f"input of type {type(x).__name__} cannot be handed to a worker")
-        return cls(tuple(slots), max(64, off))
+        return cls(tuple(slots), max(ARG_ALIGN, off))
 
     def to_dict(self) -> dict[str, Any]:
         return {"slots": [s.to_dict() for s in self.slots], "stride": self.stride}
@@ -156,7 +160,8 @@ def in_page_start(seed: int) -> int:
     was timed at one point of that effect, a bad one for row_softmax's five-pass baseline (~10%
     slower than at drawn offsets, the fused solution ~2%).  Drawn per block, a score measures
     the average over offsets, as a program's tensors from its allocator see it."""
-    return 64 * int(np.random.default_rng((seed % (1 << 62), 0x5EED0FF5E7)).integers(64))
+    draws = IN_PAGE_SPAN // ARG_ALIGN
+    return ARG_ALIGN * int(np.random.default_rng((seed % (1 << 62), 0x5EED0FF5E7)).integers(draws))
 
 
 def staged_arguments(u8: torch.Tensor, spec: dict[str, Any]) -> list[tuple]:
@@ -179,9 +184,9 @@ class BlockLayout:
 
     @classmethod
     def of(cls, block: list[tuple], start: int = 0) -> "BlockLayout":
-        """`start`: the byte offset of the first call's arguments (a multiple of 64)."""
-        if start < 0 or start % 64:
-            raise ValueError(f"start must be a non-negative multiple of 64, got {start}")
+        """`start`: the byte offset of the first call's arguments (a multiple of ARG_ALIGN)."""
+        if start < 0 or start % ARG_ALIGN:
+            raise ValueError(f"start must be a non-negative multiple of {ARG_ALIGN}, got {start}")
         layouts = [InputLayout.of(args) for args in block]
         if layouts and all(x == layouts[0] for x in layouts):
             layouts = [layouts[0]] * len(layouts)
