@@ -2,7 +2,12 @@
 
 A score splits its pairs between fresh worker processes (docs/verdict.md, "processes"); its CI
 includes the variance between them only from the second process on.  So the run may stop early
-only at a process boundary from the second process on, never inside one:
+only at a process boundary, never inside one, and only once `min_processes` (default 3) have
+measured: the verdict publishes the speedup beside the reward, and on a 2-core VM the variance
+between processes dominates its error.  An A/A score of row_softmax stopped after 2 processes of 20
+pairs read a median |ln s| of 1.36% (8 scores); after 3 processes 0.83% (#38, benchmarks/RESULTS.md,
+2026-12-05 afternoon).  With the default 3 processes a score therefore measures them all; the
+rule saves processes from the fourth on.  The decisions, on the CI of every pair so far:
 
 - `r_perf_zero`: the speedup's CI lies entirely at or below s_ref (R_perf = 0 whatever more pairs say);
 - `r_perf_one`: the CI lies entirely at or above s_ref**2 (R_perf = 1);
@@ -39,6 +44,7 @@ class StoppingRule:
     confidence: float = 0.95        # of the reported CI
     target_r_ci: float | None = 0.05   # None: never stop on R_perf's CI width
     target_rel_ci: float = 0.01     # the speedup CI half-width (log scale) that ends a run anyway
+    min_processes: int = 3          # no stop before this many processes measured (>= 2)
 
     def __post_init__(self) -> None:
         if self.processes < 1:
@@ -49,11 +55,14 @@ class StoppingRule:
             raise ValueError(f"target_r_ci must be in [0, 1], got {self.target_r_ci}")
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+        if self.min_processes < 2:
+            raise ValueError(f"min_processes must be >= 2 (one process's CI knows nothing of the variance "
+                             f"between processes), got {self.min_processes}")
 
     @property
     def interim_looks(self) -> int:
-        """After process 2, 3, ..., processes - 1 (the last one ends the run anyway)."""
-        return max(0, self.processes - 2)
+        """After process min_processes, ..., processes - 1 (the last one ends the run anyway)."""
+        return max(0, self.processes - self.min_processes)
 
     @property
     def look_confidence(self) -> float:
@@ -85,9 +94,9 @@ def interim_decision(parts: Sequence[PairedSamples], rule: StoppingRule, *, seed
                      n_resamples: int = 2000) -> str | None:
     """After the process that measured `parts[-1]`: why the run may stop now, or None.
 
-    Never after the first process (its CI knows nothing of the variance between processes) nor
-    after the last (the run ends there anyway)."""
-    if not 2 <= len(parts) < rule.processes:
+    Never before `rule.min_processes` have measured (the first alone knows nothing of the variance
+    between processes) nor after the last (the run ends there anyway)."""
+    if not rule.min_processes <= len(parts) < rule.processes:
         return None
     s = PairedSamples.concat(list(parts))
     summary = stats.summarize(s.baseline_ns, s.candidate_ns, seed=seed, confidence=rule.look_confidence,

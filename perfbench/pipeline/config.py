@@ -67,6 +67,8 @@ class ScoreConfig:
     target_r_ci: float | None = 0.05  # stop after a process once R_perf's CI is this narrow (None:
                                       # never on R_perf's width; core/stopping.py)
     stop_early: bool = True           # False: every process measures (calibration, validity gates)
+    stop_min_processes: int = 3       # an early stop leaves at least this many processes measured: the
+                                      # speedup is published too (>= 2; core/stopping.py)
     fork_workers: bool = True         # CPU: each side's workers forked from one warmed, sandboxed
                                       # zygote (isolation/processes/zygote.py) instead of fresh interpreters
     warm_parent: bool = True          # ... and the zygotes forked into their sandboxes by one root
@@ -85,6 +87,8 @@ class ScoreConfig:
             raise ValueError(f"target_r_ci must be in [0, 1], got {self.target_r_ci}")
         if self.s_ref is not None and not self.s_ref > 1:
             raise ValueError(f"s_ref must be > 1, got {self.s_ref}")
+        if self.stop_min_processes < 2:
+            raise ValueError(f"stop_min_processes must be >= 2, got {self.stop_min_processes}")
         if self.s_ref_policy not in S_REF_POLICIES:
             raise ValueError(f"s_ref_policy must be one of {'|'.join(S_REF_POLICIES)}, got {self.s_ref_policy!r}")
 

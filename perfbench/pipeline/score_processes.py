@@ -98,7 +98,8 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
     setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, init_seed,
                      probe_seed, master, solution_file)
-    rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci)
+    rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci,
+                        cfg.stop_min_processes)
     if not spec.benchmarks:
         timed = _time(setup, rule, check_seeds, base, fp, calibration, workers, say, progress, baselines)
         if isinstance(timed, ScoreResult):

@@ -128,11 +128,11 @@ def test_run_to_run_section_scores_independently():
 
 
 def test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds(monkeypatch):
-    """s_ref = 1e9: the CI is below it after the second of three processes, so the run stops
-    there (r_perf_zero) and reports the look's CI, at 1 - 0.05/2 = 97.5%, not the nominal 95%
-    (s_ref = 100 once did not stop in CI: the t interval over 2 processes at 97.5% has
-    t = 25.5, and the two processes' speedups differed enough to reach past 100)
-    (core/stopping.py).  Each process times other inputs than the last: its own sampler seed,
+    """s_ref = 1e9, and the earliest stop a score may be given (after 2 processes): the CI is below
+    s_ref after the second of three processes, so the run stops there (r_perf_zero) and reports
+    the look's CI, at 1 - 0.05/2 = 97.5%, not the nominal 95% (s_ref = 100 once did not stop in
+    CI: the t interval over 2 processes at 97.5% has t = 25.5, and the two processes' speedups
+    differed enough to reach past 100) (core/stopping.py).  Each process times other inputs than the last: its own sampler seed,
     and not one block seed in common."""
     import dataclasses
 
@@ -149,7 +149,7 @@ def test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds
 
     real = timing_run.sample_interleaved
     monkeypatch.setattr(timing_run, "sample_interleaved", recording)
-    cfg = dataclasses.replace(QUICK, processes=3, s_ref=1e9, stop_early=True)
+    cfg = dataclasses.replace(QUICK, processes=3, s_ref=1e9, stop_early=True, stop_min_processes=2)
     r = score(TASK, FIX / "candidates" / "honest_fast.py", cfg)
     assert r.verdict == "scored", r.reasons
     stopping = r.comparison.extra["stopping"]

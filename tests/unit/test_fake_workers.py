@@ -145,9 +145,10 @@ def score(candidate: Path, monkeypatch, **changes):
 
 
 def test_a_whole_score_runs_the_gate_then_the_pairs_and_stops_once_the_reward_is_settled(monkeypatch):
-    """A/A against s_ref 1000: R_perf is 0 whatever more pairs say, so the score stops after the
-    second of three processes (never after the first: its CI knows nothing between processes)."""
-    result, workers, said = score(TASK / "baseline.py", monkeypatch)
+    """A/A against s_ref 1000 with the earliest stop a score may be given (after 2 processes):
+    R_perf is 0 whatever more pairs say, so the score stops after the second of three processes
+    (never after the first: its CI knows nothing between processes)."""
+    result, workers, said = score(TASK / "baseline.py", monkeypatch, stop_min_processes=2)
     assert result.verdict == VERDICT_SCORED and result.reasons == ()
     stopping = result.comparison.extra["stopping"]
     assert (stopping["decision"], stopping["processes_run"]) == ("r_perf_zero", 2)
@@ -183,6 +184,17 @@ def test_a_whole_score_runs_the_gate_then_the_pairs_and_stops_once_the_reward_is
     assert result.isolation["missing"] == ["sandbox: an in-process fake worker"]
     assert result.warnings.count("sandbox layer missing: sandbox: an in-process fake worker") == 1
     assert result.clock_control["status"] == "not_applicable"
+
+
+def test_by_default_a_settled_score_still_measures_three_processes(monkeypatch):
+    """The same A/A with the defaults: R_perf is settled after 2 processes, but the speedup is
+    published too and 2 processes read it about twice as far off as 3 (#38)."""
+    result, workers, said = score(TASK / "baseline.py", monkeypatch)
+    stopping = result.comparison.extra["stopping"]
+    assert (stopping["decision"], stopping["processes_run"], stopping["min_processes"]) == (None, 3, 3)
+    assert stopping["look_confidence"] == 0.95   # no look, so no widened CI
+    assert not any(line.startswith("stopping after") for line in said)
+    assert result.comparison.samples.n_pairs == 18 and result.r_perf == 0.0
 
 
 def test_without_early_stopping_every_process_runs(monkeypatch):
