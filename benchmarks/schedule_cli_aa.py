@@ -8,6 +8,8 @@ its pairs ran AB, BA, ... in each process).  Then, per checkout: CI coverage of 
 
     python benchmarks/schedule_cli_aa.py BEFORE AFTER [--rounds 8] [--task tasks/row_softmax] [--python PY] [--s-ref table]
 
+`... means` re-scores the same samples with protocol 5's period correction (the orders' means,
+benchmarks/period_means.py), so the estimators compare without a second run's noise.
 `per-proc SD` is the spread of one worker process's period-corrected median speedup around its
 score's mean (ln units, pooled over the scores): the between-process noise the hierarchical CI
 pays for.  `from pairs` is what the processes' own pair noise alone would give it: where the two
@@ -21,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 import score_wall   # (this script's directory is on sys.path)
+from period_means import speedup_with_means
+from perfbench.core import crossover
 
 
 def orders(samples: dict) -> np.ndarray:
@@ -44,8 +48,10 @@ def one(checkout: Path, task: str, python: str, s_ref: str | None) -> dict:
     base_rep, cand_rep = (np.asarray(reported.get(side) or [np.nan] * len(lr)) for side in ("baseline", "candidate"))
     places = {"base_first": base_rep[first], "cand_first": cand_rep[~first],
               "base_second": base_rep[~first], "cand_second": cand_rep[first]}
-    proc_ln, proc_se = per_process(lr, first, np.asarray(smp.get("processes") or [0] * len(lr)))
+    procs = np.asarray(smp.get("processes") or [0] * len(lr))
+    proc_ln, proc_se = per_process(lr, first, procs)
     return {"wall": r["wall_s"], "s": v["speedup"], "ci": v["ci"], "proc_se": proc_se,
+            "s_means": speedup_with_means(smp["baseline_ns"], smp["candidate_ns"], first, procs),
             "proc_dev": [x - float(np.mean(proc_ln)) for x in proc_ln], "ab": ab, "ba": ba, "period": (ab - ba) / 2,
             "places": places,
             "pairs": len(lr), "reported": (v["comparison"]["summary"].get("period_effect") or {}).get("first_over_second"),
@@ -58,8 +64,7 @@ def per_process(lr: np.ndarray, first: np.ndarray, procs: np.ndarray) -> tuple[l
     medians, ses = [], []
     for q in np.unique(procs):
         x, f = lr[procs == q], first[procs == q]
-        p = (x[f].mean() - x[~f].mean()) / 2 if f.any() and (~f).any() else 0.0
-        x = np.where(f, x - p, x + p)
+        x = crossover.corrected(x, f)
         medians.append(float(np.median(x)))
         ses.append(float(1.2533 * np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else float("nan"))
     return medians, ses
@@ -93,12 +98,14 @@ def main() -> None:
             runs[label].append(r)
             print(f"round {i} {label:6s}: {r['wall']:5.1f} s  s={r['s']:.4f} CI [{r['ci'][0]:.4f}, {r['ci'][1]:.4f}] "
                   f"{r['pairs']} pairs  AB {r['ab']:+.4f}  BA {r['ba']:+.4f}  first/second {math.exp(r['period']):.4f}"
-                  f"  reported {r['reported'] and round(r['reported'], 4)} {' '.join(r['warnings'])}", flush=True)
+                  f"  reported {r['reported'] and round(r['reported'], 4)}  means' s={r['s_means']:.4f}"
+                  f" {' '.join(r['warnings'])}", flush=True)
     print(f"\nCLI A/A of {args.task}'s baseline, {args.rounds} scores per checkout")
-    print(f"  {'':8s} {'covers 1':>9s} {'med |ln s|':>11s} {'mean AB':>8s} {'mean BA':>8s} {'first/second':>13s} {'med wall':>9s} {'per-proc SD':>12s} {'from pairs':>11s}")
+    print(f"  {'':8s} {'covers 1':>9s} {'med |ln s|':>11s} {'... means':>10s} {'mean AB':>8s} {'mean BA':>8s} {'first/second':>13s} {'med wall':>9s} {'per-proc SD':>12s} {'from pairs':>11s}")
     for label, rs in runs.items():
         cover = sum(r["ci"][0] <= 1.0 <= r["ci"][1] for r in rs)
         print(f"  {label:8s} {cover:>6d}/{len(rs):<2d} {100 * statistics.median(abs(math.log(r['s'])) for r in rs):>10.2f}% "
+              f"{100 * statistics.median(abs(math.log(r['s_means'])) for r in rs):>9.2f}% "
               f"{statistics.mean(r['ab'] for r in rs):>+8.4f} {statistics.mean(r['ba'] for r in rs):>+8.4f} "
               f"{math.exp(statistics.mean(r['period'] for r in rs)):>13.4f} {statistics.median(r['wall'] for r in rs):>8.1f}s "
               + "".join(f"{100 * x:>11.2f}%" for x in per_process_sd(rs)))

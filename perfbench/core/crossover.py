@@ -7,8 +7,10 @@ many pairs ran the baseline first as the candidate, and nothing that recurs at a
 the schedule lines up with one side.  Whatever makes the first block of a pair slower than the
 second (the scorer's work at the pair boundary, caches, a clock ramp) is the period effect p:
 on the log ratio l = ln(t_base / t_cand), a baseline-first pair reads t + p and a
-candidate-first pair t - p.  Half the difference of the two groups' means estimates p (Welch's
-t gives its CI); it is removed from every pair before the median is taken.  Uncorrected, the
+candidate-first pair t - p.  Half the difference of the two groups' medians estimates p and is
+removed from every pair before the median is taken (period_shift: medians, so that a few blocks
+a preemption stretched cannot move every pair); the report gives the means' estimate with
+Welch's t for its CI and test (estimate).  Uncorrected, the
 pairs form two clusters 2p apart, and their median sits between them wherever the last
 unbalanced pair puts it: one pair without the effect moved an A/A speedup by p/2
 (tests/unit/test_schedule.py).
@@ -34,7 +36,12 @@ import numpy as np
 # at an in-page offset drawn from its seed, not on a page boundary (arena.in_page_start): the
 # aligned inputs made row_softmax's five-pass baseline ~10% slower than at other offsets (4K
 # aliasing with its heap temporaries), the fused solution ~2%; speedups -11.5% (SE 1.1%).
-PROTOCOL_VERSION = 5
+# 6: the period effect removed is half the difference of the two orders' medians, not means
+# (period_shift): a few blocks that a competing load stretched 10x moved the means' estimate by
+# tens of percent and every pair with it; an A/A with a load step half-way (benchmarks/drift.py)
+# read a median |ln s| of 2.2% and up to 35% with means, 1.0% and at most 3.4% with medians, on
+# the same samples.  Without heavy tails the two agree (benchmarks/RESULTS.md has the figures).
+PROTOCOL_VERSION = 6
 
 
 def draw_orders(seed: int, n_pairs: int) -> tuple[bool, ...]:
@@ -53,8 +60,8 @@ def alternating_orders(n_pairs: int) -> tuple[bool, ...]:
 @dataclass(frozen=True)
 class PeriodEffect:
     """ln(first block / second block) over a run's pairs, with its CI; and the two groups' means
-    of ln(t_base / t_cand) it comes from (the side-by-position check: their half-sum is the
-    speedup's log with the period removed)."""
+    of ln(t_base / t_cand) it comes from (the side-by-position check).  The speedup's correction
+    uses the medians' estimate (period_shift); these are the means', for a test and a CI."""
 
     value: float              # log scale: > 0 means the first block of a pair is the slower one
     low: float
@@ -90,6 +97,15 @@ def _groups(lr: np.ndarray, baseline_first: Sequence[bool]) -> tuple[np.ndarray,
     return (ab, ba) if ab.size >= 2 and ba.size >= 2 else None
 
 
+def period_shift(ab: np.ndarray, ba: np.ndarray) -> np.ndarray | float:
+    """The period effect the correction removes: half the difference of the medians of the
+    baseline-first pairs' log ratios `ab` and the candidate-first pairs' `ba` (along the last
+    axis, so a bootstrap's resamples go in one call).  A constant period effect of any size moves
+    both medians alike, so it cancels exactly; unlike the means, the medians ignore the few blocks
+    that a preemption or a competing process stretched (breakdown point 50% in each group)."""
+    return (np.median(ab, axis=-1) - np.median(ba, axis=-1)) / 2.0
+
+
 def estimable(baseline_first: Sequence[bool]) -> bool:
     """Whether the orders allow a period effect: at least 2 pairs of each."""
     n_first = sum(bool(f) for f in baseline_first)
@@ -97,7 +113,10 @@ def estimable(baseline_first: Sequence[bool]) -> bool:
 
 
 def estimate(lr: np.ndarray, baseline_first: Sequence[bool], confidence: float = 0.95) -> PeriodEffect | None:
-    """The period effect of pairs with log ratios `lr`; None with fewer than 2 pairs of an order."""
+    """The period effect of pairs with log ratios `lr`, as reported: the means' estimate with
+    Welch's CI and test (period_shift, the medians', is what the correction removes; the two
+    agree unless a few blocks ran far slower than the rest).  None with fewer than 2 pairs of
+    an order."""
     groups = _groups(lr, baseline_first)
     if groups is None:
         return None
@@ -134,8 +153,7 @@ def corrected(lr: np.ndarray, baseline_first: Sequence[bool], clusters: Sequence
     groups = _groups(lr, baseline_first)
     if groups is None:
         return lr
-    ab, ba = groups
-    p = (ab.mean() - ba.mean()) / 2.0
+    p = period_shift(*groups)
     return lr - np.where(np.asarray(baseline_first, dtype=bool), p, -p)
 
 
@@ -148,7 +166,7 @@ def resampled_medians(lr: np.ndarray, baseline_first: Sequence[bool], rng: np.ra
     ab, ba = lr[first], lr[~first]
     a = ab[rng.integers(0, ab.size, size=(n_resamples, ab.size))]
     b = ba[rng.integers(0, ba.size, size=(n_resamples, ba.size))]
-    p = (a.mean(axis=1) - b.mean(axis=1)) / 2.0
+    p = period_shift(a, b)
     return np.median(np.concatenate([a - p[:, None], b + p[:, None]], axis=1), axis=1)
 
 

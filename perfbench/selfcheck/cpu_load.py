@@ -34,6 +34,8 @@ class CpuLoad:
     def stop(self) -> None:
         self._stop.set()
         for p in self._procs:
+            if p.pid is None:   # start() failed before this one started
+                continue
             p.join(timeout=5)
             if p.is_alive():
                 p.kill()
