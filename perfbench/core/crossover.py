@@ -39,7 +39,7 @@ import numpy as np
 # 6: the period effect removed is half the difference of the two orders' medians, not means
 # (period_shift): a few blocks that a competing load stretched 10x moved the means' estimate by
 # tens of percent and every pair with it; an A/A with a load step half-way (benchmarks/drift.py)
-# read a median |ln s| of 2.2% and up to 35% with means, 1.0% and at most 3.4% with medians, on
+# read a median |ln s| of 2.2% and up to 35% with means, 1.0% and at most 6.5% with medians, on
 # the same samples.  Without heavy tails the two agree (benchmarks/RESULTS.md has the figures).
 PROTOCOL_VERSION = 6
 
