@@ -44,11 +44,11 @@ def main() -> None:
             e = summaries(v["comparison"]["samples"])
             d = math.log(e["medians"].value / e["means"].value)
             rows.append((task.name, d))
-            print(f"{task.name:14s} round {r}  medians {e['medians'].value:.4f} [{e['medians'].low:.4f}, "
-                  f"{e['medians'].high:.4f}]  means {e['means'].value:.4f} [{e['means'].low:.4f}, {e['means'].high:.4f}]"
-                  f"  ln(medians / means) {100 * d:+.2f}%", flush=True)
-    print(f"\nln(medians / means) over {len(rows)} scores: mean {100 * statistics.mean(d for _, d in rows):+.2f}%, "
-          f"median |.| {100 * statistics.median(abs(d) for _, d in rows):.2f}%, largest {100 * max(abs(d) for _, d in rows):.2f}%")
+            est = "  ".join(f"{k} {e[k].value:.4f} [{e[k].low:.4f}, {e[k].high:.4f}]" for k in ("medians", "means"))
+            print(f"{task.name:14s} round {r}  {est}  ln(medians / means) {100 * d:+.2f}%", flush=True)
+    ds = [d for _, d in rows]
+    print(f"\nln(medians / means) over {len(rows)} scores: mean {100 * statistics.mean(ds):+.2f}%, "
+          f"median |.| {100 * statistics.median(map(abs, ds)):.2f}%, largest {100 * max(map(abs, ds)):.2f}%")
 
 
 if __name__ == "__main__":

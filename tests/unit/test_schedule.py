@@ -32,7 +32,8 @@ class PeriodHost:
         if self.worked:
             f, self.worked = f * (1 + self.after_work), False
         self.blocks += 1
-        if self.rng.random() < self.stretched:
+        # (no draw without stretching: the other cases keep their random streams)
+        if self.stretched and self.rng.random() < self.stretched:
             f *= math.exp(self.rng.uniform(math.log(3), math.log(30)))
         return ns * f * math.exp(self.noise * self.rng.standard_normal())
 
