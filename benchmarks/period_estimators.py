@@ -11,22 +11,17 @@ import statistics
 import tomllib
 from pathlib import Path
 
-import numpy as np
-
 import score_wall   # (this script's directory is on sys.path)
-from perfbench.core import crossover, stats
+from period_means import means_shift
+from perfbench.core import stats
 
 
 def summaries(samples: dict) -> dict:
     args = (samples["baseline_ns"], samples["candidate_ns"])
     kw = dict(seed=0, processes=samples["processes"], baseline_first=samples["baseline_first"])
     out = {"medians": stats.summarize(*args, **kw).speedup}
-    medians_shift = crossover.period_shift
-    crossover.period_shift = lambda a, b: (np.mean(a, axis=-1) - np.mean(b, axis=-1)) / 2.0
-    try:
+    with means_shift():
         out["means"] = stats.summarize(*args, **kw).speedup
-    finally:
-        crossover.period_shift = medians_shift
     return out
 
 
