@@ -95,7 +95,10 @@ MUTATIONS = [
     M("pairs not labelled by process", "perfbench/core/results.py",
       "sum(((j,) * p.n_pairs for j, p in enumerate(parts)), ()),", "(),", UNIT_STATS + GATE),
     M("extra threads never flagged", "perfbench/core/tamper.py",
-      "if x.own_cpu_s > (threads + THREADS_SLACK) * wall_s + THREADS_FLOOR_S:", "if False:", TAMPER),
+      "if x.own_cpu_s > (threads + THREADS_SLACK) * wall_s + THREADS_FLOOR_S + 2 * resolution_s:", "if False:", TAMPER),
+    M("a run's CPU in ticks never summed", "perfbench/core/tamper.py",
+      "if cpu_s > (threads + THREADS_SLACK) * wall_s + THREADS_FLOOR_S + 2 * resolution_s + spread:", "if False:",
+      TAMPER),
     M("checks never more than the configured share", "perfbench/sides/cpu_side.py",
       "if not self.check_ns or self.check_budget <= 0:", "if True:", TAMPER),
     # -- correctness rules

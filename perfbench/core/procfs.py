@@ -8,6 +8,9 @@ from __future__ import annotations
 import os
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+# The unit /proc counts a process's CPU in (a clock tick, 10 ms on Linux): its user and system
+# times are each cut down to whole ticks, so a reading is up to two ticks below the truth.
+TICK_S = 1.0 / _TICKS
 
 
 def _stat_fields(pid: str) -> list[str] | None:

@@ -116,7 +116,8 @@ def check_tampering(base: Side, cand: Side, samples: PairedSamples,
     msg = tamper.cpu_while_baseline_ran(base.blocks + (solution.blocks if solution is not None else []))
     if msg:
         raise CandidateRejected("tamper.baseline_interference", msg)
-    msg = tamper.more_threads_than_allowed(cand.blocks, threading.threads) if threading is not None else None
+    msg = (tamper.more_threads_than_allowed(cand.blocks, threading.threads, cand.client.cpu_resolution_s)
+           if threading is not None else None)
     if msg:
         raise CandidateRejected("tamper.threads", msg)
     if cand.scorer_clocked:

@@ -3,6 +3,7 @@
 Each candidate in tests/fixtures/candidates breaks exactly one rule and must be rejected with
 exactly that reason; honest candidates must be scored.
 """
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,15 @@ def test_honest_candidates_scored(name):
         assert r.r_perf == 0.0 and r.comparison.speedup <= r.s_ref == 1.5
 
 
+def test_an_honest_candidate_is_scored_with_the_sandbox_off():
+    """Without a cgroup the candidate's CPU is counted in /proc's 10 ms ticks: an honest 10-15 ms
+    block read 20 ms and every such score was rejected as tamper.threads, until the threads
+    check allowed for the unit (tests/unit/test_tamper.py)."""
+    r = score(TASK, FIX / "candidates" / "honest_fast.py", dataclasses.replace(QUICK, sandbox=False))
+    assert r.verdict == "scored", r.reasons
+    assert r.isolation["cgroup"] is False
+
+
 def test_seed_recorded_and_reproducible_gate():
     cfg = ScoreConfig(sampler=QUICK.sampler, seed=1234, check_seeds=1)
     r = score(TASK, FIX / "candidates" / "wrong_values.py", cfg)
@@ -89,8 +99,6 @@ def test_seed_recorded_and_reproducible_gate():
 def test_timed_outputs_checked_at_the_configured_share(fraction):
     """check_fraction=1: every candidate block's output is checked; 0 (and no time budget for
     more): only the first two of each process."""
-    import dataclasses
-
     cfg = dataclasses.replace(QUICK, timed_check_fraction=fraction, timed_check_budget=0.0)
     r = score(TASK, FIX / "candidates" / "honest_fast.py", cfg)
     assert r.verdict == "scored", r.reasons
@@ -134,8 +142,6 @@ def test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds
     CI: the t interval over 2 processes at 97.5% has t = 25.5, and the two processes' speedups
     differed enough to reach past 100) (core/stopping.py).  Each process times other inputs than the last: its own sampler seed,
     and not one block seed in common."""
-    import dataclasses
-
     import perfbench.pipeline.score_processes as timing_run
     from perfbench.core import stats
 

@@ -86,6 +86,10 @@ class InProcessWorker:
     def cpu_seconds(self) -> float:
         return self._cpu_s
 
+    @property
+    def cpu_resolution_s(self) -> float:
+        return 1e-9   # (time.thread_time)
+
     def log_tail(self, limit: int = 4000) -> str:
         return ""
 

@@ -1,3 +1,7 @@
+import math
+
+import numpy as np
+
 from perfbench.core import tamper
 from perfbench.core.tamper import BlockWall
 
@@ -52,6 +56,46 @@ def test_more_threads_than_the_task_allows():
     # allowance is 2% of a core plus 0.5 ms per block, so a 15% helper thread is caught
     assert tamper.more_threads_than_allowed([block(10.0, 10.6)], threads=1) is None
     assert "11.5 ms of CPU in a 10.0 ms block" in tamper.more_threads_than_allowed([block(10.0, 11.5)], threads=1)
+
+
+def _tick_readings(rng, walls_s, threads_used, tick=0.01, user_share=0.8):
+    """The CPU of each block as /proc counts it: cumulative user and system time, each cut
+    down to whole ticks at every reading, with some CPU used between blocks (the stage
+    requests)."""
+    user = system = 0.0
+    out = []
+
+    def read():
+        return (math.floor(user / tick) + math.floor(system / tick)) * tick
+
+    for wall in walls_s:
+        gap = rng.uniform(0.0, 0.004)
+        user, system = user + gap * user_share, system + gap * (1 - user_share)
+        before = read()
+        cpu = wall * threads_used
+        user, system = user + cpu * user_share, system + cpu * (1 - user_share)
+        out.append(BlockWall(wall * 1e9, wall * 1e9, 1, None, read() - before))
+    return out
+
+
+def test_cpu_counted_in_ticks_rejects_no_honest_block_and_still_catches_a_second_thread():
+    """Outside a cgroup the candidate's CPU comes from /proc in 10 ms ticks: an honest
+    single-threaded 15.4 ms block read 20 ms and was rejected as tamper.threads (every honest
+    score with ScoreConfig(sandbox=False) here).  Per block two ticks are allowed now; the run's
+    sum still catches a second thread in every short block.  Seeded."""
+    seen = [BlockWall(w * 1e6, w * 1e6, 1, None, c * 1e-3) for w, c in ((15.4, 20.0), (31.3, 40.0), (43.8, 50.0),
+                                                                         (13.6, 20.0), (12.1, 20.0))]
+    assert "20.0 ms of CPU in a 15.4 ms block" in tamper.more_threads_than_allowed(seen, 1)   # as before
+    assert tamper.more_threads_than_allowed(seen, 1, resolution_s=0.01) is None
+    two_threads = [BlockWall(15e6, 15e6, 1, None, 0.030)] * 60   # no block alone is past its two ticks
+    assert tamper.more_threads_than_allowed(two_threads, 1, resolution_s=0.01) == (
+        "the candidate used 1800 ms of CPU in 60 timed blocks of 900 ms; the task allows 1 thread")
+    rng = np.random.default_rng(38)
+    for _ in range(300):
+        walls = rng.uniform(0.010, 0.050, size=60)
+        assert tamper.more_threads_than_allowed(_tick_readings(rng, walls, 1.0), 1, resolution_s=0.01) is None
+        assert tamper.more_threads_than_allowed(_tick_readings(rng, np.full(60, 0.015), 2.0), 1, resolution_s=0.01)
+        assert tamper.more_threads_than_allowed(_tick_readings(rng, walls, 2.0), 2, resolution_s=0.01) is None
 
 
 def test_check_share_grows_while_checks_are_cheap():

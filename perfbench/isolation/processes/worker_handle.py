@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.errors import CandidateRejected, UsageError
-from ...core.procfs import session_cpu_seconds, session_pids
+from ...core.procfs import TICK_S, session_cpu_seconds, session_pids
 from ..sandbox.cgroup import CgroupError
 from ..sandbox.plan import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, worker_log_dir
 from ..wire.arena import SharedArena
@@ -140,6 +140,11 @@ class WorkerClient:
         if self.plan.cgroup is not None:
             return self.plan.cgroup.cpu_seconds()
         return session_cpu_seconds(self.proc.pid)
+
+    @property
+    def cpu_resolution_s(self) -> float:
+        """The unit `cpu_seconds` counts in: a cgroup's microseconds, else /proc's clock ticks."""
+        return 1e-6 if self.plan.cgroup is not None else TICK_S
 
     # -- requests --------------------------------------------------------------------------------
     def request(self, op: Op, timeout_s: float, **fields: Any) -> tuple[dict[str, Any], list[bytes]]:
