@@ -98,9 +98,11 @@ class SRef:
     def baseline_drift(self, now_ns: float) -> str | None:
         """A warning when the baseline's ns per call in this score is further from the
         calibration's median than the calibration's own runs were from each other (at least
-        DRIFT_FLOOR): then this host is not the one s_ref was measured on, whatever its key
-        says, and R_perf is measured against a stale s_ref.  None where it is not, or where
-        no per-call time was recorded (entries written before perfbench 0.2.0's #38 work)."""
+        DRIFT_FLOOR): then this may not be the host s_ref was measured on, whatever its key
+        says.  A hint, not proof: on a 2-core VM whose memory bandwidth swings, the baseline
+        moved 30% between scores minutes apart while the speedup held (benchmarks/RESULTS.md,
+        2026-12-06).  None where it is not, or where no per-call time was recorded (entries
+        written before perfbench 0.2.0's #38 work)."""
         if not self.baseline_ns or not now_ns > 0:
             return None
         lo, hi = min(self.baseline_ns), max(self.baseline_ns)
@@ -109,9 +111,9 @@ class SRef:
         if abs(math.log(now_ns / ref)) <= allowed:
             return None
         return (f"baseline_drift: the baseline takes {now_ns / 1e6:.3f} ms a call here; when {self.source} was "
-                f"calibrated ({self.measured_by}) it took {lo / 1e6:.3f}-{hi / 1e6:.3f} ms. This host differs from "
-                "the one s_ref was measured on, so R_perf is measured against a stale s_ref: run "
-                "`perfbench calibrate` here, or pass --s-ref live")
+                f"calibrated ({self.measured_by}) it took {lo / 1e6:.3f}-{hi / 1e6:.3f} ms. This may be another host "
+                "than the one s_ref was measured on (or one whose memory bandwidth swings), and R_perf then "
+                "measured against a stale s_ref: run `perfbench calibrate` here, or pass --s-ref live")
 
     @property
     def other_protocol(self) -> str | None:
