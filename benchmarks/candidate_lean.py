@@ -70,8 +70,9 @@ def main() -> None:
                 t0 = time.perf_counter()
                 cand, sol = one(task, ARMS[arm])
                 got[arm].append((cand, sol))
-                print(f"{time.strftime('%H:%M:%S')} {arm:9s} candidate {100 * cand:+6.2f}%  solution {100 * sol:+6.2f}%  "
-                      f"difference {100 * (cand - sol):+6.2f}%  {time.perf_counter() - t0:.1f} s", flush=True)
+                print(f"{time.strftime('%H:%M:%S')} {arm:9s} candidate {100 * cand:+6.2f}%  "
+                      f"solution {100 * sol:+6.2f}%  difference {100 * (cand - sol):+6.2f}%  "
+                      f"{time.perf_counter() - t0:.1f} s", flush=True)
     print("\nln s against the baseline, mean (SE) over the scores")
     for arm, v in got.items():
         print(f"  {arm:9s} n={len(v):<3d} candidate {mean_se([c for c, _ in v])}  solution "
