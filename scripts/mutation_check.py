@@ -96,7 +96,7 @@ MUTATIONS = [
       "sum(((j,) * p.n_pairs for j, p in enumerate(parts)), ()),", "(),", UNIT_STATS + GATE),
     M("extra threads never flagged", "perfbench/core/tamper.py",
       "if x.own_cpu_s > (threads + THREADS_SLACK) * wall_s + THREADS_FLOOR_S + 2 * resolution_s:", "if False:", TAMPER),
-    M("a run's CPU in ticks never summed", "perfbench/core/tamper.py",
+    M("a run's CPU never summed", "perfbench/core/tamper.py",
       "if cpu_s > (threads + THREADS_SLACK) * wall_s + THREADS_FLOOR_S + 2 * resolution_s + spread:", "if False:",
       TAMPER),
     M("checks never more than the configured share", "perfbench/sides/cpu_side.py",

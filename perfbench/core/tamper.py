@@ -37,7 +37,7 @@ IDLE_CPU_FLOOR_S = 0.02
 # the wall, not in the worker's CPU); a second core used in one call in four reads ~1.15.
 THREADS_SLACK = 0.02
 THREADS_FLOOR_S = 0.0005
-RUN_RESOLUTION_SDS = 4.0   # where CPU is counted in ticks: the run's sum may exceed the limit by this many SDs
+RUN_RESOLUTION_SDS = 4.0   # the run's summed reading errors may exceed the limit by this many SDs
 # CUDA, per call: the worker's host clock of a held call bounded by a device-wide synchronize
 # holds the call's enqueue, the synchronize latency and its device time; the events hold only
 # the device time on the timed stream.  Work outside that window (another stream, launched after
@@ -126,10 +126,10 @@ def more_threads_than_allowed(blocks: Sequence[BlockWall], threads: int, resolut
     the baseline was not given.  Per block, so extra threads in a few blocks are caught too.
 
     `resolution_s`: the unit the CPU was counted in (procfs.TICK_S, 10 ms, where no cgroup
-    counts it in microseconds).  A block's CPU is the difference of two readings, each up to
-    two units low, so it may read two units above the truth: an honest 15 ms block read 20 ms,
-    and was rejected while that went unallowed.  Each block is allowed those two units; the
-    whole run, whose blocks' reading errors mostly cancel, is held to the limit as well (with
+    counts it finely).  A block's CPU is the difference of two readings, each up to two units
+    low, so it may read two units above the truth: an honest 15 ms block read 20 ms, and was
+    rejected while that went unallowed.  Each block is allowed those two units; the whole run,
+    whose blocks' reading errors mostly cancel, is held to the limit as well (with
     RUN_RESOLUTION_SDS standard deviations of their sum), so that a second thread in every
     short block is still caught."""
     measured = [(i, x) for i, x in enumerate(blocks) if x.own_cpu_s is not None]
@@ -138,7 +138,7 @@ def more_threads_than_allowed(blocks: Sequence[BlockWall], threads: int, resolut
         if x.own_cpu_s > (threads + THREADS_SLACK) * wall_s + THREADS_FLOOR_S + 2 * resolution_s:
             return (f"the candidate used {x.own_cpu_s * 1e3:.1f} ms of CPU in a {wall_s * 1e3:.1f} ms block "
                     f"(block {i}); the task allows {threads} thread{'s' if threads != 1 else ''}")
-    if resolution_s > 0 and measured:
+    if measured:
         cpu_s = sum(x.own_cpu_s for _, x in measured)
         wall_s = sum(x.wall_ns for _, x in measured) * 1e-9
         # each block's error: two readings' two truncations, uniform over a unit: SD unit/sqrt(3)

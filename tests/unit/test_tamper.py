@@ -87,6 +87,11 @@ def test_cpu_counted_in_ticks_rejects_no_honest_block_and_still_catches_a_second
                                                                          (13.6, 20.0), (12.1, 20.0))]
     assert "20.0 ms of CPU in a 15.4 ms block" in tamper.more_threads_than_allowed(seen, 1)   # as before
     assert tamper.more_threads_than_allowed(seen, 1, resolution_s=0.01) is None
+    # finely counted, the run is held to the limit too: 6% more than a core in every block passes
+    # each block's 2% + 0.5 ms, not the run's
+    creeping = [BlockWall(10e6, 10e6, 1, None, 0.0106)] * 60
+    assert tamper.more_threads_than_allowed(creeping[:1], 1, resolution_s=1e-6) is None
+    assert "in 60 timed blocks" in tamper.more_threads_than_allowed(creeping, 1, resolution_s=1e-6)
     two_threads = [BlockWall(15e6, 15e6, 1, None, 0.030)] * 60   # no block alone is past its two ticks
     assert tamper.more_threads_than_allowed(two_threads, 1, resolution_s=0.01) == (
         "the candidate used 1800 ms of CPU in 60 timed blocks of 900 ms; the task allows 1 thread")

@@ -143,7 +143,8 @@ class WorkerClient:
 
     @property
     def cpu_resolution_s(self) -> float:
-        """The unit `cpu_seconds` counts in: a cgroup's microseconds, else /proc's clock ticks."""
+        """The unit `cpu_seconds` counts in: a cgroup's (v2 microseconds, v1 nanoseconds: the
+        coarser one stands for both), else /proc's clock ticks."""
         return 1e-6 if self.plan.cgroup is not None else TICK_S
 
     # -- requests --------------------------------------------------------------------------------
