@@ -16,6 +16,7 @@ benchmarks/RESULTS.md, 2026-12-06: over 126 such scores the candidate read -0.67
 the solution +0.15% (SE 0.17), on and off over minutes.
 """
 import argparse
+import dataclasses
 import math
 import shutil
 import statistics
@@ -26,10 +27,12 @@ from pathlib import Path
 from perfbench.pipeline.config import ScoreConfig
 from perfbench.pipeline.score import score
 
+import live_lean_checks   # (this script's directory is on sys.path): its two live configurations
+
 REPO = Path(__file__).resolve().parents[1]
-ARMS = {"default": ScoreConfig(s_ref_policy="live"),
-        "nosandbox": ScoreConfig(s_ref_policy="live", sandbox=False),
-        "fewest": ScoreConfig(s_ref_policy="live", timed_check_fraction=0.0, timed_check_budget=0.0)}
+ARMS = {"default": live_lean_checks.ARMS["checks"],
+        "nosandbox": dataclasses.replace(live_lean_checks.ARMS["checks"], sandbox=False),
+        "fewest": live_lean_checks.ARMS["few"]}
 
 
 def control_task(task: Path, into: Path) -> Path:
