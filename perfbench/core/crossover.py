@@ -103,7 +103,12 @@ def period_shift(ab: np.ndarray, ba: np.ndarray) -> np.ndarray | float:
     axis, so a bootstrap's resamples go in one call).  A constant period effect of any size moves
     both medians alike, so it cancels exactly; unlike the means, the medians ignore the few blocks
     that a preemption or a competing process stretched (breakdown point 50% in each group)."""
-    return (np.median(ab, axis=-1) - np.median(ba, axis=-1)) / 2.0
+    return period_shift_of_medians(np.median(ab, axis=-1), np.median(ba, axis=-1))
+
+
+def period_shift_of_medians(ab_median: np.ndarray | float, ba_median: np.ndarray | float) -> np.ndarray | float:
+    """`period_shift` from the two groups' medians (stats.cluster_bootstrap_ci has them already)."""
+    return (ab_median - ba_median) / 2.0
 
 
 def estimable(baseline_first: Sequence[bool]) -> bool:

@@ -198,16 +198,35 @@ def cluster_bootstrap_ci(base: Sequence[float], cand: Sequence[float], clusters:
     groups = [(lr[labels == c], first[labels == c]) for c in np.unique(labels)]
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(groups), size=(n_resamples, len(groups)))
-    medians = np.empty(n_resamples)
-    for b in range(n_resamples):
-        drawn = [groups[i] for i in picks[b]]
-        taken = [rng.integers(0, g.size, g.size) for g, _ in drawn]
-        # (each drawn process's period effect estimated afresh, as in crossover.resampled_medians)
-        medians[b] = np.median(np.concatenate([crossover.corrected(g[t], f[t]) if ordered else g[t]
-                                               for (g, f), t in zip(drawn, taken)]))
+    # Resample b's drawn processes side by side, each padded with NaN to the largest; the draws
+    # are made in the order a loop over the resamples makes them, so a seed gives the CI it gave
+    # when every resample was taken in turn (that loop: 0.4 s for 3 x 20 pairs, 64 ms now).
+    values = np.full((n_resamples, len(groups), max(g.size for g, _ in groups)), np.nan)
+    firsts = np.zeros(values.shape, dtype=bool)
+    for b, drawn in enumerate(picks):
+        for k, i in enumerate(drawn):
+            g, f = groups[i]
+            t = rng.integers(0, g.size, g.size)
+            values[b, k, :g.size], firsts[b, k, :g.size] = g[t], f[t]
+    if ordered:   # each drawn process's period effect estimated afresh (crossover.corrected)
+        ab, ab_n = _padded_medians(np.where(firsts, values, np.nan))
+        ba, ba_n = _padded_medians(np.where(firsts, np.nan, values))
+        shift = np.where((ab_n >= 2) & (ba_n >= 2), crossover.period_shift_of_medians(ab, ba), 0.0)[..., None]
+        values = values - np.where(firsts, shift, -shift)
+    medians, _ = _padded_medians(values.reshape(n_resamples, -1))
     tail = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(medians, [tail, 1.0 - tail])
     return float(np.exp(lo)), float(np.exp(hi))
+
+
+def _padded_medians(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The median of each row (last axis) of `x` over its values that are not NaN, as np.median
+    computes it from them, and how many there were (a row of none gives NaN)."""
+    n = np.count_nonzero(~np.isnan(x), axis=-1)
+    ranked = np.sort(x, axis=-1)   # (NaN last)
+    lo = np.take_along_axis(ranked, np.maximum((n - 1) // 2, 0)[..., None], axis=-1)[..., 0]
+    hi = np.take_along_axis(ranked, np.maximum(n // 2, 0)[..., None], axis=-1)[..., 0]
+    return np.where(n > 0, (lo + hi) / 2.0, np.nan), n
 
 
 def process_t_interval(process_speedups: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:

@@ -89,6 +89,43 @@ def test_cluster_bootstrap_covers_the_between_process_spread():
         stats.cluster_bootstrap_ci(base, cand, procs[:-1], seed=1)
 
 
+def _cluster_ci_one_resample_at_a_time(base, cand, clusters, seed, baseline_first, confidence=0.95, n_resamples=2000):
+    """cluster_bootstrap_ci as it was before its resamples were taken side by side: the oracle."""
+    from perfbench.core import crossover
+    lr, labels = stats.log_ratios(base, cand), np.asarray(clusters)
+    ordered = crossover.estimable(baseline_first)
+    first = np.asarray(baseline_first, dtype=bool) if ordered else np.zeros(lr.shape, dtype=bool)
+    groups = [(lr[labels == c], first[labels == c]) for c in np.unique(labels)]
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(groups), size=(n_resamples, len(groups)))
+    medians = np.empty(n_resamples)
+    for b in range(n_resamples):
+        drawn = [groups[i] for i in picks[b]]
+        taken = [rng.integers(0, g.size, g.size) for g, _ in drawn]
+        medians[b] = np.median(np.concatenate([crossover.corrected(g[t], f[t]) if ordered else g[t]
+                                               for (g, f), t in zip(drawn, taken)]))
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(medians, [tail, 1.0 - tail])
+    return float(np.exp(lo)), float(np.exp(hi))
+
+
+@pytest.mark.parametrize("sizes", [(20, 20, 20), (20, 13, 7, 3), (5,), (2, 9)])
+def test_cluster_bootstrap_gives_for_a_seed_the_ci_it_gave_one_resample_at_a_time(sizes):
+    """The resamples are taken side by side now: the same draws, the same medians, bit for bit;
+    with processes of unequal sizes, some too small for a period effect, and without orders."""
+    rng = np.random.default_rng(sum(sizes))
+    n = sum(sizes)
+    base = rng.lognormal(0.0, 0.05, n) * 2.0
+    cand = rng.lognormal(0.0, 0.05, n) * np.where(rng.random(n) < 0.1, 3.0, 1.0)   # (heavy tails)
+    clusters = np.repeat(np.arange(len(sizes)), sizes)
+    first = rng.random(n) < 0.5
+    for orders in (tuple(first), ()):
+        for seed in (1, 7):
+            assert stats.cluster_bootstrap_ci(base, cand, clusters, seed=seed, baseline_first=orders,
+                                              n_resamples=300) == \
+                _cluster_ci_one_resample_at_a_time(base, cand, clusters, seed, orders, n_resamples=300)
+
+
 def test_summarize_with_processes_reports_stability():
     base, cand, procs = _two_processes(offset=0.10)
     s = stats.summarize(base, cand, seed=1, processes=procs)
