@@ -225,7 +225,7 @@ def _padded_medians(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = np.count_nonzero(~np.isnan(x), axis=-1)
     ranked = np.sort(x, axis=-1)   # (NaN last)
     lo = np.take_along_axis(ranked, np.maximum((n - 1) // 2, 0)[..., None], axis=-1)[..., 0]
-    hi = np.take_along_axis(ranked, np.maximum(n // 2, 0)[..., None], axis=-1)[..., 0]
+    hi = np.take_along_axis(ranked, (n // 2)[..., None], axis=-1)[..., 0]
     return np.where(n > 0, (lo + hi) / 2.0, np.nan), n
 
 
