@@ -5,12 +5,16 @@ the functions report None and the checks that use them are skipped.
 """
 from __future__ import annotations
 
+import functools
 import os
+import time
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 # The unit /proc counts a process's CPU in (a clock tick, 10 ms on Linux): its user and system
 # times are each cut down to whole ticks, so a reading is up to two ticks below the truth.
 TICK_S = 1.0 / _TICKS
+# What a process's CPU clock counts in (clock_gettime on the clock of its pid: nanoseconds).
+CPU_CLOCK_S = 1e-9
 
 
 def _stat_fields(pid: str) -> list[str] | None:
@@ -61,21 +65,49 @@ def host_pid_of(ns_pid: int, parent: int) -> int | None:
     return None
 
 
+def _process_clock_s(pid: int) -> float | None:
+    """CPU seconds of every thread process `pid` ran, exited threads included, to the
+    nanosecond: the process's CPU clock (Linux's clock id for a pid, CPUCLOCK_SCHED).  None once
+    the process is reaped, or where the kernel has no such clock."""
+    try:
+        return time.clock_gettime(((~pid) << 3) | 2)
+    except (OSError, OverflowError, AttributeError):
+        return None
+
+
+@functools.cache
+def process_clocks_readable() -> bool:
+    """Whether this kernel lets us read a process's CPU clock (asked once, of ourselves)."""
+    return _process_clock_s(os.getpid()) is not None
+
+
 def session_cpu_seconds(sid: int) -> float | None:
-    """User+system CPU seconds of all live processes in session `sid` (the worker's own)."""
+    """CPU seconds used by session `sid` (the worker's own): each of its processes (zombies
+    too) by its CPU clock, and what each reaped of its children.
+
+    A process's clock counts in nanoseconds, so a second thread is seen however short its work
+    in a block.  Where a clock cannot be read (the process was reaped between the two reads, or
+    the kernel has none), /proc's user and system ticks stand in.  Reaped children are known
+    only to /proc, in ticks (cutime, cstime): without them a child that did its work and was
+    waited for inside a block would not be counted at all.  A process that left the session
+    (setsid) is not counted: only a cgroup holds every process a worker starts."""
     try:
         entries = os.listdir("/proc")
     except OSError:
         return None
-    total = 0
+    total = 0.0
     for e in entries:
         if not e.isdigit():
             continue
         f = _stat_fields(e)
-        # after the ')': state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-        if f is not None and len(f) > 12 and f[3] == str(sid):
-            total += int(f[11]) + int(f[12])
-    return total / _TICKS
+        # after the ')': state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+        # utime stime cutime cstime
+        if f is None or len(f) <= 14 or f[3] != str(sid):
+            continue
+        own = _process_clock_s(int(e))
+        total += (int(f[11]) + int(f[12])) / _TICKS if own is None else own
+        total += (int(f[13]) + int(f[14])) / _TICKS
+    return total
 
 
 def pid_alive(pid: int) -> bool:

@@ -125,10 +125,11 @@ def more_threads_than_allowed(blocks: Sequence[BlockWall], threads: int, resolut
     threads can: the task fixes the thread count for both sides, and extra cores are a speedup
     the baseline was not given.  Per block, so extra threads in a few blocks are caught too.
 
-    `resolution_s`: the unit the CPU was counted in (procfs.TICK_S, 10 ms, where no cgroup
-    counts it finely).  A block's CPU is the difference of two readings, each up to two units
-    low, so it may read two units above the truth: an honest 15 ms block read 20 ms, and was
-    rejected while that went unallowed.  Each block is allowed those two units; the whole run,
+    `resolution_s`: the unit the CPU was counted in (a cgroup's microseconds, the processes' CPU
+    clocks' nanoseconds, or, where neither can be read, procfs.TICK_S: 10 ms).  A block's CPU
+    is the difference of two readings, each up to two units low, so it may read two units above
+    the truth: in ticks, an honest 15 ms block read 20 ms, and was rejected while that went
+    unallowed.  Each block is allowed those two units; the whole run,
     whose blocks' reading errors mostly cancel, is held to the limit as well (with
     RUN_RESOLUTION_SDS standard deviations of their sum), so that a second thread in every
     short block is still caught."""

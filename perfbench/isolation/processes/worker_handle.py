@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.errors import CandidateRejected, UsageError
-from ...core.procfs import TICK_S, session_cpu_seconds, session_pids
+from ...core.procfs import CPU_CLOCK_S, TICK_S, process_clocks_readable, session_cpu_seconds, session_pids
 from ..sandbox.cgroup import CgroupError
 from ..sandbox.plan import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, worker_log_dir
 from ..wire.arena import SharedArena
@@ -144,8 +144,12 @@ class WorkerClient:
     @property
     def cpu_resolution_s(self) -> float:
         """The unit `cpu_seconds` counts in: a cgroup's (v2 microseconds, v1 nanoseconds: the
-        coarser one stands for both), else /proc's clock ticks."""
-        return 1e-6 if self.plan.cgroup is not None else TICK_S
+        coarser one stands for both), else the processes' CPU clocks (nanoseconds), else /proc's
+        clock ticks.  (Children reaped inside a block are counted in ticks even then: honest
+        workers start no process while timed.)"""
+        if self.plan.cgroup is not None:
+            return 1e-6
+        return CPU_CLOCK_S if process_clocks_readable() else TICK_S
 
     # -- requests --------------------------------------------------------------------------------
     def request(self, op: Op, timeout_s: float, **fields: Any) -> tuple[dict[str, Any], list[bytes]]:
