@@ -24,6 +24,7 @@ from ..device.check import check_device
 from ..device.fingerprint import describe_cpu, fingerprint
 from ..task import bench_configs
 from ..task.spec import TaskSpec, load_task
+from ..task.timed_files import timed_files_digest
 from .calibration_plan import CalibrationPlan
 from .score import ScoreConfig, score
 
@@ -41,6 +42,7 @@ class Calibration:
     runs: tuple[float, ...] = ()
     extra: tuple[tuple[str, object], ...] = ()   # a plan's findings (starter, noise floor, validity, ...)
     baseline_ns: tuple[float, ...] = ()   # the baseline's median ns per call, per run (bench_configs.baseline_drift)
+    task_files: str = ""                  # the task's timed_files_digest when it was measured
 
 
 def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: Path | None = None,
@@ -68,6 +70,7 @@ def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: 
 def _measure_solution(spec, cfg: ScoreConfig, runs: int, say: Callable[[str], None],
                       before_run: Callable[[int], None] | None = None) -> Calibration:
     speedups, lows, highs, pairs, baseline_ns = [], [], [], 0, []
+    files = timed_files_digest(spec)   # before the runs: what they measure
     for run in range(runs):
         if before_run is not None:
             before_run(run)
@@ -84,7 +87,7 @@ def _measure_solution(spec, cfg: ScoreConfig, runs: int, say: Callable[[str], No
         pairs += r.comparison.samples.n_pairs
         baseline_ns.append(statistics.median(r.comparison.samples.baseline_ns))
     return Calibration(spec.name, statistics.median(speedups), min(lows), max(highs), pairs, tuple(speedups),
-                       baseline_ns=tuple(baseline_ns))
+                       baseline_ns=tuple(baseline_ns), task_files=files)
 
 
 def _side_speedup(spec, file: Path, cfg: ScoreConfig, say: Callable[[str], None]) -> tuple[list[float] | None, str]:
@@ -156,8 +159,8 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
     fp = fingerprint(device)
     tag = f"{plan.name}:{plan.digest}"
     specs = [load_task(t) for t in plan.tasks]
-    before = {s.name: _this_protocols(bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads),
-                                                          out_dir))
+    before = {s.name: _comparable(bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads),
+                                                      out_dir), timed_files_digest(s))
               for s in specs if s.kind == "perf"}
     todo = [s for s in specs if s.kind == "perf" and (remeasure or (before[s.name] or {}).get("plan") != tag)]
     def starter_is_baseline(spec: TaskSpec) -> bool:
@@ -213,11 +216,14 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
     return sorted(set(paths)), found
 
 
-def _this_protocols(previous: dict | None) -> dict | None:
-    """The device's previous entry for a task, if this measurement protocol measured it.  One
-    from another protocol is neither resumed (it is not this protocol's s_ref) nor compared with
-    (a protocol change may move s_ref; `score` warns of the old entry until it is replaced)."""
+def _comparable(previous: dict | None, task_files: str) -> dict | None:
+    """The device's previous entry for a task, if this measurement protocol measured it on the
+    task's timed files as they are now (`task_files`; an entry that records none is taken as
+    current).  Any other is neither resumed (it is not this s_ref) nor compared with (a protocol
+    or task change may move s_ref; `score` warns of the old entry until it is replaced)."""
     if previous is None or previous.get("protocol", 1) != PROTOCOL_VERSION:
+        return None
+    if previous.get("task_files", task_files) != task_files:
         return None
     return previous
 

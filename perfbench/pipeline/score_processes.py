@@ -27,6 +27,7 @@ from ..task import bench_configs
 from ..task.correctness import Failure
 from ..task.program import TaskProgram
 from ..task.spec import FORMAT_DIR, FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
+from ..task.timed_files import timed_files_digest
 from ..timing.modes import choose_mode
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
@@ -52,7 +53,8 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datet
         return None, S_REF_LIVE, [], None
     key = bench_configs.device_key(device, fp, spec.threads)
     found = bench_configs.lookup(spec.name, key, cfg.bench_configs_dir)
-    stale = found.stale(today or datetime.datetime.now(datetime.timezone.utc).date()) if found is not None else None
+    files = timed_files_digest(spec)
+    stale = found.stale(today or datetime.datetime.now(datetime.timezone.utc).date(), files) if found is not None else None
     if policy == bench_configs.S_REF_AUTO and spec.format == FORMAT_DIR and (found is None or stale):
         # (no warning where nothing was found: live is what an s_ref from another machine would need)
         return None, S_REF_LIVE, [f"{found.source}'s s_ref for {spec.name} is not fresh: {stale}; s_ref is "
@@ -60,7 +62,8 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datet
     if found is not None:
         warnings = [f"{found.source} marks {spec.name} invalid on {key} ({'; '.join(found.invalid)}): R_perf "
                     "here does not measure what the task intends"] if found.invalid else []
-        return found.value, found.source, warnings + ([found.other_protocol] if found.other_protocol else []), found
+        warnings += [w for w in (found.other_protocol, found.other_task_files(files)) if w]
+        return found.value, found.source, warnings, found
     if spec.s_ref_default is not None:
         return spec.s_ref_default, "task default", [
             f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="

@@ -80,13 +80,17 @@ class SRef:
     measured_by: str = ""              # "perfbench VERSION, DATE"
     baseline_ns: tuple[float, ...] = ()   # the baseline's ns per call in each calibration run (none recorded: ())
     measured: str = ""                    # the UTC date it was measured (YYYY-MM-DD; none recorded: "")
+    task_files: str = ""                  # timed_files_digest of the task it measured (none recorded: "")
 
-    def stale(self, today: datetime.date) -> str | None:
-        """Why this entry is not fresh on `today` (so `auto` measures s_ref live), or None."""
+    def stale(self, today: datetime.date, task_files: str = "") -> str | None:
+        """Why this entry is not fresh on `today` for the task whose timed files digest to
+        `task_files` (so `auto` measures s_ref live), or None."""
         if self.invalid:
             return f"it marks the task invalid here ({'; '.join(self.invalid)})"
         if self.protocol != PROTOCOL_VERSION:
             return f"it was measured by protocol {self.protocol}, this score runs {PROTOCOL_VERSION}"
+        if self.other_task_files(task_files):
+            return "it was measured on other versions of the task's timed files"
         try:
             day = datetime.date.fromisoformat(self.measured)
         except ValueError:
@@ -115,6 +119,15 @@ class SRef:
                 "than the one s_ref was measured on (or one whose memory bandwidth swings), and R_perf then "
                 "measured against a stale s_ref: run `perfbench calibrate` here, or pass --s-ref live")
 
+    def other_task_files(self, task_files: str) -> str | None:
+        """Why this s_ref may not be the task's as it is now (`task_files`: its digest), or None
+        (also where either digest is unknown: entries from before perfbench 0.2.0's digests)."""
+        if not self.task_files or not task_files or self.task_files == task_files:
+            return None
+        return (f"{self.source}'s s_ref was measured ({self.measured_by}) on other versions of the task's timed "
+                f"files (task.toml, inputs, baseline, solution or its shared sources: digest {self.task_files}, "
+                f"now {task_files}): R_perf may be off by what that changed; run `perfbench calibrate` again")
+
     @property
     def other_protocol(self) -> str | None:
         """Why this s_ref may not be comparable with a score of this perfbench, or None."""
@@ -141,9 +154,12 @@ def lookup(task: str, key: str, directory: Path | None = None) -> SRef | None:
     if not isinstance(baseline_ns, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
                                                     for x in baseline_ns):
         raise UsageError(f"{path}: [tasks.{task}] baseline_ns must be a list of times > 0 (ns), got {baseline_ns!r}")
+    task_files = found.get("task_files", "")
+    if not isinstance(task_files, str):
+        raise UsageError(f"{path}: [tasks.{task}] task_files must be a string (a digest), got {task_files!r}")
     return SRef(float(value), f"bench_configs/{path.name}", invalid, protocol,
                 f"perfbench {found.get('perfbench', '?')}, {found.get('measured', '?')}",
-                tuple(float(x) for x in baseline_ns), str(found.get("measured", "")))
+                tuple(float(x) for x in baseline_ns), str(found.get("measured", "")), task_files)
 
 
 def entry(task: str, key: str, directory: Path | None = None) -> dict | None:
@@ -182,7 +198,8 @@ def write(key: str, entries: list, directory: Path | None = None) -> Path:
                          "runs": [round(x, 4) for x in e.runs], "pairs": e.n_pairs, "measured": today,
                          "perfbench": __version__, "protocol": PROTOCOL_VERSION, **dict(getattr(e, "extra", ())),
                          **({"baseline_ns": [round(x, 1) for x in e.baseline_ns]} if getattr(e, "baseline_ns", ())
-                            else {})}
+                            else {}),
+                         **({"task_files": e.task_files} if getattr(e, "task_files", "") else {})}
     lines = [f"# s_ref per task on {key}, written by `perfbench calibrate`.", f'device = "{key}"', ""]
     for name in sorted(tasks):
         t = tasks[name]

@@ -11,6 +11,7 @@ from perfbench.pipeline import calibrate as cal
 from perfbench.pipeline.calibrate import Calibration, calibrate_plan, validity
 from perfbench.pipeline.calibration_plan import CalibrationPlan
 from perfbench.task import bench_configs
+from perfbench.task.spec import load_task
 
 
 
@@ -240,3 +241,31 @@ def test_s_ref_is_the_median_of_the_runs_and_its_interval_spans_every_run(monkey
     assert entry.baseline_ns == pytest.approx((1.2e6, 3.0e6, 1.3e6), rel=1e-3)
     assert [name for name, _ in seen] == ["solution.py"] * 3
     assert all(not cfg.stop_early for _, cfg in seen)   # every run measures its full share
+
+
+def test_a_task_whose_timed_files_changed_is_measured_again_and_not_compared(tmp_path, monkeypatch):
+    """New inputs (say) may move s_ref: the old entry is neither resumed nor read as the previous
+    measurement, so a new value far from it is not 'not reproducible'."""
+    plan = CalibrationPlan.load(_plan(tmp_path, 'tasks = ["TASKS/row_softmax"]\nruns = 1\n'))
+    s_ref, calls = {"v": 3.0}, []
+
+    def solution(spec, cfg, runs, say, before_run):
+        calls.append(spec.name)
+        v = s_ref["v"]
+        return Calibration(spec.name, v, v * 0.95, v * 1.05, 20, (v,), task_files=cal.timed_files_digest(spec))
+    monkeypatch.setattr(cal, "_measure_solution", solution)
+    monkeypatch.setattr(cal, "_side_speedup", lambda spec, file, cfg, say: ([1.0, 0.99, 1.01], ""))
+    out = tmp_path / "configs"
+    [written] = calibrate_plan(plan, out_dir=out)[0]
+    digest = bench_configs.entry("row_softmax", written.stem, out)["task_files"]
+    assert digest == cal.timed_files_digest(load_task(plan.tasks[0]))
+    calibrate_plan(plan, out_dir=out)
+    assert calls == ["row_softmax"]                               # the same files: kept
+
+    s_ref["v"] = 5.0                                              # what new inputs did to it
+    monkeypatch.setattr(cal, "timed_files_digest", lambda spec: "0123456789ab")
+    calibrate_plan(plan, out_dir=out)
+    assert calls == ["row_softmax", "row_softmax"]
+    entry = bench_configs.entry("row_softmax", written.stem, out)
+    assert entry["s_ref"] == 5.0 and entry["valid"] is True and entry["task_files"] == "0123456789ab"
+    assert "previous" not in entry
