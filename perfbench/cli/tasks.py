@@ -13,7 +13,8 @@ def default_tasks_dir() -> Path:
 
 
 def s_ref_here(spec, configs_dir: Path | None = None) -> str:
-    """This machine's s_ref for the task, said in words: valid, invalid (why), none, no device."""
+    """This machine's s_ref for the task, said in words: valid, invalid (why), measured on other
+    task files, none, no device."""
     from ..device.fingerprint import fingerprint
     from ..task import bench_configs
 
@@ -30,6 +31,9 @@ def s_ref_here(spec, configs_dir: Path | None = None) -> str:
         return f"none for {key}{default}"
     if found.invalid:
         return f"{found.value:.3f} INVALID ({'; '.join(found.invalid)})"
+    from ..task.timed_files import timed_files_digest
+    if found.other_task_files(timed_files_digest(spec)):
+        return f"{found.value:.3f} measured on other task files ({found.source}): recalibrate"
     return f"{found.value:.3f} valid ({found.source})"
 
 

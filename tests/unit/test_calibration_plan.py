@@ -109,7 +109,9 @@ def test_each_task_is_written_when_done_and_a_rerun_resumes(tmp_path, monkeypatc
 
 def test_an_invalid_entry_is_used_but_said(tmp_path):
     bench_configs.write("cpu-x-1t", [Calibration("t", 1.1, 1.0, 1.2, 20, (1.1,),
-                                                 (("valid", False), ("invalid_because", ["s_ref 1.100 is below 1.15"])))],
+                                                 (("valid", False), ("invalid_because", ["s_ref 1.100 is below 1.15"]))),
+                              Calibration("small_gemm", 7.0, 6.5, 7.5, 60, (7.0,), (("valid", True),),
+                                          task_files="0123456789ab")],   # before its inputs were edited
                         tmp_path)
     found = bench_configs.lookup("t", "cpu-x-1t", tmp_path)
     assert found.value == 1.1 and found.invalid == ("s_ref 1.100 is below 1.15",)
@@ -125,13 +127,15 @@ def test_tasks_list_says_kind_family_and_this_machines_s_ref(tmp_path, monkeypat
     from perfbench.cli.main import main
     from perfbench.device.fingerprint import fingerprint
     repo = Path(perfbench.__file__).resolve().parents[1]
-    for name in ("row_softmax", "csr_spmv", "segment_sum"):
+    for name in ("row_softmax", "csr_spmv", "segment_sum", "small_gemm"):
         shutil.copytree(repo / "tasks" / name, tmp_path / "tasks" / name)
     (tmp_path / "kernels").symlink_to(repo / "kernels")   # csr_spmv shares ../../kernels/cpu
     key = bench_configs.device_key("cpu", fingerprint("cpu"), 1)
     bench_configs.write(key, [Calibration("row_softmax", 4.2, 4.0, 4.4, 60, (4.2,), (("valid", True),)),
                               Calibration("csr_spmv", 1.1, 1.0, 1.2, 60, (1.1,),
-                                          (("valid", False), ("invalid_because", ["s_ref 1.100 is below 1.15"])))],
+                                          (("valid", False), ("invalid_because", ["s_ref 1.100 is below 1.15"]))),
+                              Calibration("small_gemm", 7.0, 6.5, 7.5, 60, (7.0,), (("valid", True),),
+                                          task_files="0123456789ab")],   # before its inputs were edited
                         tmp_path / "configs")
     monkeypatch.setenv("PERFBENCH_BENCH_CONFIGS", str(tmp_path / "configs"))
     result = CliRunner().invoke(main, ["tasks", "list", "--dir", str(tmp_path / "tasks")])
@@ -140,7 +144,8 @@ def test_tasks_list_says_kind_family_and_this_machines_s_ref(tmp_path, monkeypat
         "task         kind  device  family   s_ref here",
         "csr_spmv     perf  cpu     cpu-cpp  1.100 INVALID (s_ref 1.100 is below 1.15)",
         f"row_softmax  perf  cpu     python   4.200 valid (bench_configs/{key}.toml)",
-        "segment_sum  impl  cpu     python   - (impl)"]
+        "segment_sum  impl  cpu     python   - (impl)",
+        f"small_gemm   perf  cpu     python   7.000 measured on other task files (bench_configs/{key}.toml): recalibrate"]
 
 
 def test_same_program_ignores_the_module_docstring_only(tmp_path):
