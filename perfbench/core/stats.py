@@ -221,7 +221,9 @@ def cluster_bootstrap_ci(base: Sequence[float], cand: Sequence[float], clusters:
 
 def _padded_medians(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The median of each row (last axis) of `x` over its values that are not NaN, as np.median
-    computes it from them, and how many there were (a row of none gives NaN)."""
+    computes it from them, and how many there were (a row of none gives NaN).  np.nanmedian
+    gives the same values, ~10x slower on a bootstrap's (2000, 3, 20) (masked arrays), and warns
+    on a process with no pairs of one order."""
     n = np.count_nonzero(~np.isnan(x), axis=-1)
     ranked = np.sort(x, axis=-1)   # (NaN last)
     lo = np.take_along_axis(ranked, np.maximum((n - 1) // 2, 0)[..., None], axis=-1)[..., 0]
