@@ -202,6 +202,12 @@ def test_a_worker_cgroup_limits_its_memory_and_counts_the_kill(version, monkeypa
         if cg.memory_missing:
             pytest.skip(f"no memory controller here: {cg.memory_missing}")
         assert abs(cg.memory_max - (128 << 20)) <= 1 << 20 and "memory 0.1 GiB" in cg.describe()
+        # swap counted with memory where the kernel can (v1: memory.memsw, v2: memory.swap.max):
+        # a worker may not page its way past the limit (#63)
+        memory_dir = cg._dirs.get("memory", cg._dirs.get(""))   # (v1's, where a hybrid host has no v2 memory)
+        swap_counted = any((memory_dir / f).exists() for f in ("memory.memsw.limit_in_bytes", "memory.swap.max"))
+        assert cg.swap_max == (0 if swap_counted else None)
+        assert ("no swap" in cg.describe()) == swap_counted
         assert cg.oom_kills() == 0
         hog = subprocess.run([sys.executable, "-c", HOG, *cg.procs_files], capture_output=True, text=True, timeout=60)
         assert hog.returncode == -signal.SIGKILL and "survived" not in hog.stdout

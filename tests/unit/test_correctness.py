@@ -156,6 +156,23 @@ def test_tolerances_scale_with_dtype():
     assert _codes(x.half().float() * 3, x * 3) == ["correctness.mismatch"]
 
 
+@pytest.mark.parametrize("dtype,lower", [(torch.float16, torch.float8_e4m3fn), (torch.bfloat16, torch.float8_e4m3fn),
+                                         (torch.float32, torch.bfloat16)])
+def test_each_tolerance_passes_its_own_rounding_and_fails_a_lower_precision(dtype, lower):
+    """The tolerance of each dtype, by its width rather than its order: a result computed exactly
+    and rounded once to the output dtype passes; the same computed in the next lower precision
+    (float8 for the 16-bit types: ~6% per element) and cast back fails.  A tolerance loosened
+    tenfold passes the second (#63: bfloat16's)."""
+    x = torch.randn(1000, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    oracle = x * 3
+    rounded_once = oracle.to(dtype)
+    in_lower = (x.to(lower).to(torch.float64) * 3).to(lower).to(dtype)
+    tol = default_tolerance(dtype)
+    assert check_output(record_of(rounded_once), rounded_once, oracle, tol) == []
+    fails = check_output(record_of(in_lower), rounded_once, oracle, tol)
+    assert [f.reason for f in fails] == ["correctness.mismatch"], fails
+
+
 def test_record_round_trip_and_bad_bytes():
     t = torch.arange(6, dtype=torch.float16).reshape(2, 3)
     meta, blob = encode_record(record_of(t))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -137,13 +138,13 @@ class InProcessWorkers:
         return {}
 
 
-def score(candidate: Path, monkeypatch, **changes):
-    monkeypatch.chdir(TASK)
+def score(candidate: Path, monkeypatch, task: Path = TASK, **changes):
+    monkeypatch.chdir(task)
     cfg = ScoreConfig(**{"sampler": SamplerConfig(min_pairs=6, max_pairs=12, warmup_s=0.0), "seed": 11,
                          "s_ref": 1000.0, "sandbox": False, **changes})
     workers = InProcessWorkers()
     said: list[str] = []
-    result = score_perf(load_task(TASK), candidate, "cpu", cfg.seed, cfg, ScorerStart(None, {}, True), said.append,
+    result = score_perf(load_task(task), candidate, "cpu", cfg.seed, cfg, ScorerStart(None, {}, True), said.append,
                         None, None, workers=workers)
     return result, workers, said
 
@@ -254,3 +255,48 @@ def test_a_candidate_that_tells_timed_calls_by_their_inputs_placement_is_rejecte
                                    monkeypatch, tmp_path)
     assert workers.made[0].ops.count("gate_call") >= 2 * 3   # it passed the gate
     assert workers.made[2].ops.count("run") >= 1
+
+
+def test_a_live_solution_no_faster_than_the_baseline_is_said_whatever_the_candidate(monkeypatch, tmp_path):
+    """The live s_ref's warning reads the solution's speedup, not the candidate's: a solution
+    slower than the baseline beside a candidate faster than it (#63: the warning read the
+    candidate's, and no test had a live solution that was not faster)."""
+    task = tmp_path / "task"
+    shutil.copytree(TASK, task)
+    # the baseline's two passes and three more (blocks are sized on the fastest side, so a far
+    # slower solution would make every block long)
+    (task / "solution.py").write_text("def kernel(x, y):\n    t = x * 2 + y\n    return (t * 3 - y * 6) / 3 + y * 2\n")
+    result, _, _ = score(TASK / "solution.py", monkeypatch, task=task, s_ref=None, s_ref_policy="live",
+                         processes=2, sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0))
+    assert result.verdict == VERDICT_SCORED
+    assert result.comparison.solution_summary.speedup.value < 1.0 < result.speedup.value
+    said = [w for w in result.warnings if w.startswith("live s_ref:")]
+    assert len(said) == 1 and "not faster" in said[0] and result.r_perf is None, result.warnings
+    assert f"ran {result.comparison.solution_summary.speedup.value:.3f}x the baseline" in said[0]
+
+
+def test_the_checked_call_of_a_timed_block_may_be_its_last(monkeypatch):
+    """The checked iteration is drawn from the whole block, after it ran: with the draw pinned to
+    the top of its range, the last call of every block is the one read back (#63: a draw from
+    len(block) - 1 never checked the last call; a cache hit there was never seen)."""
+    from perfbench.sides import cpu_side
+
+    drawn: list[tuple[int, int]] = []   # (block length, the iteration whose outputs were read)
+    check, outputs_of = cpu_side.ArenaSide._check, cpu_side.ArenaSide._outputs_of
+
+    def recording_check(self, block, layout):
+        drawn.append((len(block), None))
+        return check(self, block, layout)
+
+    def recording_outputs_of(self, k, where=None, limit=None):
+        if where is None and drawn and drawn[-1][1] is None:
+            drawn[-1] = (drawn[-1][0], k)
+        return outputs_of(self, k, where, limit)
+
+    monkeypatch.setattr(cpu_side.secrets, "randbelow", lambda n: n - 1)
+    monkeypatch.setattr(cpu_side.ArenaSide, "_check", recording_check)
+    monkeypatch.setattr(cpu_side.ArenaSide, "_outputs_of", recording_outputs_of)
+    result, _, _ = score(TASK / "solution.py", monkeypatch, processes=2,
+                         sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0))
+    assert result.verdict == VERDICT_SCORED and len(drawn) >= 2
+    assert all(k == n - 1 for n, k in drawn) and max(n for n, _ in drawn) >= 2, drawn

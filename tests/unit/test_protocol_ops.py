@@ -4,7 +4,10 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from perfbench.isolation.processes.worker import _WorkerState, handlers
+from perfbench.isolation.processes.worker_handle import candidate_reason
 from perfbench.isolation.wire.protocol import Op
 
 PACKAGE = Path(__file__).resolve().parents[2] / "perfbench"
@@ -25,3 +28,19 @@ def test_no_request_is_sent_by_a_bare_string():
     bare = [f"{f.relative_to(PACKAGE)}:{n}" for f in PACKAGE.rglob("*.py")
             for n, line in enumerate(f.read_text().splitlines(), 1) if re.search(r'\.request\("', line)]
     assert bare == []
+
+
+@pytest.mark.parametrize("code,reason", [
+    ("candidate.raised", "candidate.raised"), ("tamper.timer_patched", "tamper.timer_patched"),
+    ("correctness.nan", "correctness.nan"), ("output.not_tensor", "output.not_tensor"),
+    ("resource.disk", "resource.disk"), ("worker.error", "worker.error"),
+    ("usage", "candidate.raised"),   # a bad call of the candidate's (a trusted worker's is a UsageError)
+    # codes that blame something else, or are not codes: tamper.protocol (None here)
+    ("infra.retry", None), ("scorer.crashed", None), ("usage.bad", None), ("harness.timeout", None),
+    ("Candidate.raised", None), ("candidate.", None), ("candidate.raised; infra.retry", None),
+    ("candidate." + "x" * 41, None), ("candidate.raised\n", None), (7, None), (None, None), (["candidate.raised"], None),
+])
+def test_a_worker_may_only_blame_the_candidate(code, reason):
+    """#63: the fuzz test asserted only that a code holds a dot; a prefix loosened to any word
+    (`infra.retry`) let a caught cheat ask a harness for another roll."""
+    assert candidate_reason(code) == reason

@@ -99,3 +99,32 @@ def test_a_run_that_stopped_early_reports_the_looks_confidence():
     assert rule.reported_confidence(None) == 0.95 and rule.reported_confidence("r_perf_zero") == pytest.approx(0.975)
     run = simulated_score(1.0, rule, SIM, SimulatedHost(), seed=0)
     assert run.decision == "r_perf_zero" and run.summary.speedup.confidence == pytest.approx(0.975)
+
+
+def test_an_interim_look_decides_on_the_widened_ci_not_the_nominal_one():
+    """s_ref placed between the nominal 95% CI's upper end and the look's (5 processes, looks
+    after the 3rd and 4th: 98.3%).  The nominal CI lies below s_ref; the look's still spans it,
+    so the look may not stop the run (#63: a look at the nominal CI stopped it)."""
+    import numpy as np
+
+    from perfbench.core import stats
+
+    rng = np.random.default_rng(7)
+    parts = []
+    for j in range(3):
+        cand = 1000.0 * np.exp(rng.normal(0, 0.02, 10))
+        base = cand * 2.0 * np.exp(rng.normal(0.02 * j, 0.03, 10))
+        parts.append(PairedSamples(tuple(base), tuple(cand), 1, "max_pairs", processes=(j,) * 10))
+    s = PairedSamples.concat(parts)
+    rule = StoppingRule(5, 4.0)
+    assert rule.look_confidence == pytest.approx(1 - 0.05 / 3)
+
+    def high(confidence):
+        return stats.summarize(s.baseline_ns, s.candidate_ns, seed=3, confidence=confidence, n_resamples=500,
+                               processes=s.processes, baseline_first=s.baseline_first).speedup.high
+
+    nominal, widened = high(0.95), high(rule.look_confidence)
+    assert nominal < widened
+    rule = StoppingRule(5, (nominal + widened) / 2, target_r_ci=None)
+    assert interim_decision(parts, rule, seed=3, n_resamples=500) is None
+    assert interim_decision(parts, StoppingRule(5, widened * 1.001, target_r_ci=None), seed=3, n_resamples=500) == "r_perf_zero"

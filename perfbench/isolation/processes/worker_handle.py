@@ -40,6 +40,17 @@ MAX_MESSAGE_CHARS = 2000
 CANDIDATE_REASON = re.compile(r"(candidate|tamper|correctness|output|resource|worker)\.[a-z_]{1,40}")
 
 
+def candidate_reason(code: object) -> str | None:
+    """The verdict's reason for an untrusted worker's error `code`, or None where the code is not
+    the candidate's to give: it may only blame the candidate (a code like `infra.retry` could get
+    a caught cheat another roll from a harness), so anything else is `tamper.protocol`."""
+    if code == "usage":
+        return "candidate.raised"
+    if not isinstance(code, str) or not CANDIDATE_REASON.fullmatch(code):
+        return None
+    return code
+
+
 class WorkerClient:
     """One worker process.  Use as a context manager: the process never outlives it.
 
@@ -183,15 +194,12 @@ class WorkerClient:
             reason, message = header["error"], str(header.get("message", ""))[:MAX_MESSAGE_CHARS]
             if reason in ("usage", "worker.error") and not self.untrusted:
                 raise UsageError(f"{self.label}: {message}")
-            if reason == "usage":
-                reason = "candidate.raised"
-            if not isinstance(reason, str) or not CANDIDATE_REASON.fullmatch(reason):
-                # The code is the candidate's to write: it may only blame the candidate (a code
-                # like `infra.retry` could get a caught cheat another roll from a harness).
+            code = candidate_reason(reason)
+            if code is None:
                 self.kill()
                 raise CandidateRejected("tamper.protocol", f"{self.label} answered with the error code "
                                         f"{str(reason)[:80]!r}")
-            raise CandidateRejected(reason, f"{self.label}: {message}")
+            raise CandidateRejected(code, f"{self.label}: {message}")
         return header, blobs
 
     def _death(self, op: str) -> CandidateRejected:

@@ -67,6 +67,7 @@ class WorkerCgroup:
         self.pids_missing = ""      # why no pids limit holds its processes (a fork bomb stops at PIDS_MAX)
         self.memory_missing = ""    # why no memory limit holds them
         self._memory_files: tuple[Path, Path] | None = None   # (its limit, its OOM kill counter)
+        self._swap_file: Path | None = None   # v2: memory.swap.max; v1: memory.memsw.limit_in_bytes
 
     @property
     def pids_max(self) -> int | None:
@@ -81,6 +82,17 @@ class WorkerCgroup:
     def memory_max(self) -> int | None:
         """The kernel's memory limit on this cgroup, as its memory controller reads it."""
         return None if self._memory_files is None else read_int(self._memory_files[0])
+
+    @property
+    def swap_max(self) -> int | None:
+        """The swap this cgroup may use beyond `memory_max`, as the kernel reads it; None where the
+        kernel does not count swap here (then the memory limit holds only what stays resident)."""
+        if self._swap_file is None or self.memory_max is None:
+            return None
+        limit = read_int(self._swap_file)
+        if limit is None or self._swap_file.name == "memory.swap.max":
+            return limit
+        return limit - self.memory_max   # v1's memsw counts memory and swap together
 
     def oom_kills(self) -> int:
         """Processes of this cgroup the kernel killed for going over its memory limit."""
@@ -109,6 +121,7 @@ class WorkerCgroup:
     def describe(self) -> str:
         cpuset = f", cpuset {','.join(map(str, self.cpus))}" if self.cpus is not None else ""
         memory = f", memory {self.memory_max / 2**30:.1f} GiB" if self.memory_max else ""
+        memory += ", no swap" if memory and self.swap_max == 0 else ""
         return f"{self.kind}:{next(iter(self._dirs.values()))}{cpuset}{memory}"
 
     def pids(self) -> list[int]:
@@ -254,6 +267,7 @@ def _limit_memory(cg: WorkerCgroup, v2_dir: Path | None, v1_memory: str | None, 
             write(v2_dir / "memory.max", str(limit))
             if (v2_dir / "memory.swap.max").exists():
                 write(v2_dir / "memory.swap.max", "0")
+                cg._swap_file = v2_dir / "memory.swap.max"
             cg._memory_files = (v2_dir / "memory.max", v2_dir / "memory.events")
         elif v1_memory is not None:
             parent = Path(v1_memory) / own_v1_path("memory").lstrip("/")
@@ -264,6 +278,7 @@ def _limit_memory(cg: WorkerCgroup, v2_dir: Path | None, v1_memory: str | None, 
             write(own / "memory.limit_in_bytes", str(limit))
             if (own / "memory.memsw.limit_in_bytes").exists():   # memory + swap: no more than memory
                 write(own / "memory.memsw.limit_in_bytes", str(limit))
+                cg._swap_file = own / "memory.memsw.limit_in_bytes"
             cg._memory_files = (own / "memory.limit_in_bytes", own / "memory.oom_control")
         else:
             cg.memory_missing = "memory: no memory controller (v2: not in cgroup.controllers; no v1 memory mounted)"
