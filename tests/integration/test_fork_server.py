@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,28 @@ def test_fresh_workers_on_request(tmp_path):
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert '"zygote_startup_ms"' not in proc.stdout and '"verdict": "scored"' in proc.stdout
+
+
+def test_a_forked_worker_dies_with_its_zygote_whoever_holds_its_channel():
+    """#64: a worker forked by a zygote outside any PID namespace (a trusted one, the sandbox
+    off: nothing else ends it) dies with the zygote, though the scorer is alive and still holds
+    its channel (PR_SET_PDEATHSIG); else a frozen worker of a killed scorer stayed for good."""
+    with ForkServer("baseline", untrusted=False, sandbox=False, threading=THREADS) as s:
+        s.start(120)
+        assert not s.plan.namespaces
+        with WorkerClient("baseline", untrusted=False, server=s, threading=THREADS) as w:
+            w.start(30)
+            worker = w.proc.pid
+            assert Path(f"/proc/{worker}").exists()
+            os.kill(s.zygote_pid, signal.SIGKILL)
+            deadline = time.monotonic() + 5
+            while _running(worker) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert not _running(worker), f"worker {worker} outlived its zygote"
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.procfs import child_pids
+from ..sandbox.orphan_guard import guard
 from ..sandbox.plan import SandboxPlan, scorer_namespace_env
 from .cpu_threads import WAIT_VARS, CpuThreading
 
@@ -38,9 +39,11 @@ def spawn(module: str, args: list[str], plan: SandboxPlan, pass_fds: tuple[int, 
     fds but `pass_fds` and the log file (its stdout and stderr), so killpg() reaches anything it
     starts."""
     with open(log_path, "wb") as log:
-        return subprocess.Popen(plan.wrap([sys.executable, "-m", module, *args]),
+        proc = subprocess.Popen(plan.wrap([sys.executable, "-m", module, *args]),
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 pass_fds=pass_fds, start_new_session=True, env=child_env(plan, threading))
+    guard().watch_process(proc.pid)   # killed with its session should this scorer be killed first
+    return proc
 
 
 def child_env(plan: SandboxPlan, threading: CpuThreading | None) -> dict[str, str]:

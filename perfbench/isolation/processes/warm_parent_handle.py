@@ -28,6 +28,7 @@ from threading import Lock
 
 from ...core.errors import EnvironmentUnavailable
 from ..sandbox.entry import unsupported
+from ..sandbox.orphan_guard import guard
 from ..sandbox.plan import SandboxPlan, worker_log_dir
 from ..sandbox.worker_view import WorkerView
 from .cpu_threads import CpuThreading
@@ -147,6 +148,7 @@ class WarmParent:
                 with contextlib.suppress(OSError):
                     os.close(fd)
             raise self._lost(f"answered {reply!r}")
+        guard().watch_process(int(reply["pid"]))   # (the pidfd is the guard's own: it opens one)
         return PidfdProcess(int(reply["pid"]), fds[0])
 
     def _await_reply(self, req_id: int, timeout_s: float) -> tuple[dict, list[int]]:

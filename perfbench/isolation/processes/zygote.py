@@ -33,6 +33,8 @@ import time
 import traceback
 from typing import NoReturn
 
+from ...core.host import PR_SET_PDEATHSIG, prctl
+
 MAX_MESSAGE = 4096
 WARM_IMPORTS = ("multiprocessing.connection", "torch", "perfbench.isolation.wire.protocol", "perfbench.isolation.sandbox.plan",
                 "perfbench.isolation.processes.worker", "perfbench.core.errors", "perfbench.task.user_files")
@@ -74,17 +76,25 @@ class _Zygote:
             time.sleep(0.002)
 
     def fork(self, fds: list[int]) -> int:
+        zygote = os.getpid()
         pid = os.fork()
         if pid == 0:
-            self._become_worker(fds)   # never returns
+            self._become_worker(fds, zygote)   # never returns
         for fd in fds:
             os.close(fd)
         self.codes.pop(pid, None)   # an earlier process that had this pid is not this one
         return pid
 
-    def _become_worker(self, fds: list[int]) -> None:
+    def _become_worker(self, fds: list[int], zygote: int) -> None:
         code = 1
         try:
+            # Dies with the zygote, which ends when the scorer does (its channel closes): a worker
+            # that outlived its scorer would hold its arenas for good (#64).  The zygote forks from
+            # its one thread, so the signal follows the zygote itself; checked after the prctl, for
+            # a zygote that died before it.
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != zygote:
+                os._exit(1)
             conn_fd, in_fd, tab_fd, log_fd = fds
             self.chan.close()
             os.dup2(log_fd, 1)

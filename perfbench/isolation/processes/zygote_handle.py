@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from ...core.errors import CandidateRejected, EnvironmentUnavailable
 from ...core.procfs import host_pid_of, pid_alive
 from ..sandbox.plan import SandboxPlan, plan_forked, plan_sandbox, worker_log_dir
+from ..sandbox.orphan_guard import guard
 from .cpu_threads import CpuThreading
 from .launch import interpreter_pid, kill_group, read_tail, spawn
 from .warm_parent_handle import PendingZygote, PidfdProcess
@@ -149,6 +150,7 @@ class ForkServer:
         pid = host_pid_of(ns_pid, self.zygote_pid) if self.plan.namespaces else ns_pid
         if pid is None:
             raise self._lost(f"forked pid {ns_pid}, which is not its child")
+        guard().watch_process(pid)
         if plan.cgroup is not None:
             plan.cgroup.adopt(pid)
         return ForkedProcess(self, pid, ns_pid)

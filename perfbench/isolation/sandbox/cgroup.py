@@ -33,15 +33,14 @@ missing `create_worker_cgroup` says why and the caller records the layer as abse
 """
 from __future__ import annotations
 
-import os
 import re
 import secrets
-import signal
 import time
 from pathlib import Path
 
 from ...core.procfs import owner_gone, owner_tag
 from .cgroupfs import mounts, oom_kill_count, own_v1_path, own_v2_path, read_int, worker_memory_max, write
+from .orphan_guard import empty_cgroup, guard, remove_cgroup
 
 _FREEZE_TIMEOUT_S = 5.0
 PIDS_MAX = 4096   # v1 pids controller: a fork bomb stops here
@@ -165,43 +164,22 @@ class WorkerCgroup:
             time.sleep(0.0001)
 
     def kill(self) -> None:
-        """SIGKILL every process in the cgroup and wait until it is empty."""
-        deadline = time.monotonic() + 5.0
-        try:
-            self.thaw()   # v1: a frozen task only dies once thawed
-        except OSError:
-            pass
-        if self.kind == "v2" and (self._dirs[""] / "cgroup.kill").exists():
-            try:
-                write(self._dirs[""] / "cgroup.kill", "1")
-            except OSError:
-                pass
-        while True:
-            left = self.pids()
-            if not left or time.monotonic() > deadline:
-                return
-            for pid in left:   # v1, or a v2 kernel without cgroup.kill: one by one until empty
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            time.sleep(0.005)
+        """SIGKILL every process in the cgroup (thawed first: a frozen v1 task only dies once
+        thawed) and wait until it is empty."""
+        empty_cgroup(self._dirs.values())
 
     def remove(self) -> None:
-        self.kill()
-        for d in self._dirs.values():
-            for _ in range(200):   # the last exits are reaped asynchronously
-                try:
-                    d.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.005)
+        remove_cgroup(self._dirs.values())
 
 
 def _new_name(label: str) -> str:
     return f"perfbench-{label}-{owner_tag()}-{secrets.token_hex(4)}"
+
+
+def _make(d: Path) -> None:
+    """A perfbench cgroup directory, watched by this scorer's orphan guard from here on."""
+    d.mkdir()
+    guard().watch_cgroup(d)
 
 
 def _cpus_spec(cpus: tuple[int, ...]) -> str:
@@ -214,7 +192,7 @@ def _create_v2(mount: str, label: str, cpus: tuple[int, ...] | None, v1_cpuset: 
     parent = Path(mount) / own_v2_path().lstrip("/")
     sweep_stale(parent)
     d = parent / _new_name(label)
-    d.mkdir()
+    _make(d)
     if not (d / "cgroup.freeze").exists():
         d.rmdir()
         raise CgroupError(f"{parent} has no cgroup.freeze (kernel older than 5.2?)")
@@ -248,7 +226,7 @@ def _limit_pids_v2(cg: WorkerCgroup, d: Path, v1_pids: str | None) -> None:
         elif v1_pids is not None:
             sweep_stale(Path(v1_pids))
             own = Path(v1_pids) / d.name
-            own.mkdir()
+            _make(own)
             cg._dirs["pids"] = own
             write(own / "pids.max", str(PIDS_MAX))
         else:
@@ -273,7 +251,7 @@ def _limit_memory(cg: WorkerCgroup, v2_dir: Path | None, v1_memory: str | None, 
             parent = Path(v1_memory) / own_v1_path("memory").lstrip("/")
             sweep_stale(parent)
             own = parent / cg.name
-            own.mkdir()
+            _make(own)
             cg._dirs["memory"] = own
             write(own / "memory.limit_in_bytes", str(limit))
             if (own / "memory.memsw.limit_in_bytes").exists():   # memory + swap: no more than memory
@@ -290,7 +268,7 @@ def _create_v1_cpuset(root: Path, name: str) -> Path:
     """A v1 cpuset directory with its parent's cores and mems (v1 needs both before a join)."""
     sweep_stale(root)
     d = root / name
-    d.mkdir()
+    _make(d)
     try:
         write(d / "cpuset.mems", (root / "cpuset.mems").read_text().strip())
         write(d / "cpuset.cpus", (root / "cpuset.cpus").read_text().strip())
@@ -308,7 +286,7 @@ def _create_v1(roots: dict[str, str], label: str, cpus: tuple[int, ...] | None) 
             if ctl in roots:
                 sweep_stale(Path(roots[ctl]))
                 dirs[ctl] = Path(roots[ctl]) / name
-                dirs[ctl].mkdir()
+                _make(dirs[ctl])
         if "pids" in dirs:
             write(dirs["pids"] / "pids.max", str(PIDS_MAX))
     except OSError:

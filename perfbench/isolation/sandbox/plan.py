@@ -37,6 +37,7 @@ from ...core.procfs import owner_gone, owner_tag
 from .cgroup import WorkerCgroup, create_worker_cgroup
 from .hardening import set_dumpable
 from .worker_view import WorkerView, plan_view, readable_copies, root_script, setpriv_user_args, under
+from .orphan_guard import guard
 
 LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "minimal_root", "readonly_fs", "uid",
           "no_new_privs", "caps_dropped", "no_keyrings", "no_userfaultfd", "private_tmpfs")
@@ -162,7 +163,9 @@ def worker_log_dir() -> Path:
     this scorer's owner tag so that a later scorer removes it should this one be killed first."""
     parent = tempfile.gettempdir()
     sweep_stale_private_dirs(parent)
-    return Path(tempfile.mkdtemp(prefix=f"perfbench-worker-{owner_tag()}-", dir=parent))
+    d = Path(tempfile.mkdtemp(prefix=f"perfbench-worker-{owner_tag()}-", dir=parent))
+    guard().watch_dir(d)
+    return d
 
 
 def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), expose: tuple[str, ...] = (),
@@ -191,6 +194,7 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
         parent = "/tmp" if any(under(tmp, p) for p in view.expose) else tmp
         sweep_stale_private_dirs(parent)
         private = tempfile.mkdtemp(prefix=f"perfbench-sandbox-{label}-{owner_tag()}-", dir=parent)
+        guard().watch_dir(private)
         if view.uid is None:   # a file of the caller's closed to others (a 0600 temp file): a copy
             copies = readable_copies(tuple(expose), private)
             if copies:
