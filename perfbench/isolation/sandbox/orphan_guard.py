@@ -19,10 +19,10 @@ writes one line per thing it makes:
 
 When the pipe reads end-of-file, the scorer is gone: the guard kills every process still
 running (the session of each, then each cgroup's members, thawed first: a frozen task takes no
-signal), removes the cgroups and then the directories, and exits (well within 5 s).  Entries the
-scorer removed in the normal way are dropped as the guard notices them gone (every
-`PRUNE_EVERY_S`), so a long-lived caller (a batch, a pytest session) holds the guard to a few
-entries at a time.
+signal), removes the cgroups and then the directories, and exits (well within 5 s).  Between
+lines it blocks in read (nothing of it runs while the scorer times blocks); once it holds more
+than `PRUNE_ABOVE` entries it drops those the scorer removed in the normal way, so a long-lived
+caller (a batch, a pytest session) holds it to a few dozen.
 
 Left to the next run (cgroup.sweep_stale, plan.sweep_stale_private_dirs, by the owner tag in
 their names): what a scorer made in the microseconds before it told the guard, and everything
@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-PRUNE_EVERY_S = 2.0
+PRUNE_ABOVE = 64   # entries held before the guard drops those the scorer removed itself
 EMPTY_TIMEOUT_S = 5.0
 
 
@@ -64,7 +64,11 @@ def thaw_cgroup(dirs: Iterable[Path]) -> None:
     for d in dirs:
         for name, value in (("cgroup.freeze", "0"), ("freezer.state", "THAWED")):
             with contextlib.suppress(OSError):
-                (d / name).write_text(value)
+                fd = os.open(d / name, os.O_WRONLY)   # (never created: only a freezer's own file)
+                try:
+                    os.write(fd, value.encode())
+                finally:
+                    os.close(fd)
 
 
 def empty_cgroup(dirs: Iterable[Path], timeout_s: float = EMPTY_TIMEOUT_S) -> bool:
@@ -186,6 +190,9 @@ class _Watched:
             with contextlib.suppress(OSError):   # (already gone: nothing to kill)
                 self.pidfds[int(value)] = os.pidfd_open(int(value))
 
+    def size(self) -> int:
+        return len(self.cgroups) + len(self.dirs) + len(self.pidfds)
+
     def prune(self) -> None:
         """Forget what the scorer removed itself: ended processes, directories gone."""
         for pid, fd in list(self.pidfds.items()):
@@ -214,21 +221,18 @@ def _ended(pidfd: int) -> bool:
 
 
 def serve(fd: int) -> None:
-    """Read watch lines from `fd` until end-of-file, then remove everything still there."""
+    """Read watch lines from `fd` until end-of-file, then remove everything still there.  Blocks
+    in read between lines: no timer wakes it while the scorer times blocks."""
     watched, pending = _Watched(), b""
-    last_prune = time.monotonic()
     while True:
-        ready = select.select([fd], [], [], PRUNE_EVERY_S)[0]
-        if ready:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                watched.add(line.decode(errors="replace"))
-        if time.monotonic() - last_prune >= PRUNE_EVERY_S:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            watched.add(line.decode(errors="replace"))
+        if watched.size() > PRUNE_ABOVE:
             watched.prune()
-            last_prune = time.monotonic()
     watched.remove_all()
 
 
