@@ -244,3 +244,86 @@ def test_bitwise_equal_compares_bytes_not_values(n):
     assert not correctness.bitwise_equal(zero, negzero)         # equal values, different bytes
     assert not correctness.bitwise_equal(x, x[:-1])
     assert correctness.bitwise_equal(x[1:], x.clone()[1:])      # a view that starts mid-storage
+
+
+# -- #63: behaviours a mutation run found unheld (benchmarks/mutation_score.py) -----------------------
+@pytest.mark.parametrize("offset,length", [(0, 16), (1, 16), (2, 16), (4, 16), (8, 16), (3, 7), (2, 6), (4, 12)])
+def test_bitwise_equal_on_every_alignment_of_both_sides(offset, length):
+    """Views of a byte buffer at each offset and length: the widest word both offsets and the
+    length allow is compared, and a one-byte difference anywhere is found."""
+    raw = torch.arange(64, dtype=torch.uint8)
+    a = raw[offset:offset + length]
+    b = raw.clone()[offset:offset + length]
+    assert correctness.bitwise_equal(a, b)
+    shifted = raw.clone()[(offset + 1) % 8:(offset + 1) % 8 + length]   # the other side at another alignment
+    assert correctness.bitwise_equal(a, shifted) == torch.equal(a, shifted)
+    for k in (0, length // 2, length - 1):
+        c = b.clone()
+        c[k] ^= 1
+        assert not correctness.bitwise_equal(a, c)
+        assert not correctness.bitwise_equal(c, a)
+
+
+def test_bitwise_equal_looks_at_bytes_whatever_the_dtype_or_shape():
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    assert correctness.bitwise_equal(x, x.clone().reshape(12))          # same bytes, another shape
+    assert correctness.bitwise_equal(x.t(), x.t().contiguous())          # a transposed view: its values in order
+    assert not correctness.bitwise_equal(x.t(), x)
+    assert not correctness.bitwise_equal(x, x.double())                  # other length in bytes
+
+
+def test_outputs_differ_in_structure_values_and_readability():
+    a = record_of(torch.ones(4))
+    assert not outputs_differ([a], [record_of(torch.ones(4))])
+    assert outputs_differ([a], [a, a])                                   # count
+    assert outputs_differ([a], [record_of(torch.ones(2, 2))])            # shape
+    assert outputs_differ([a], [record_of(torch.ones(4, dtype=torch.float64))])   # dtype
+    assert outputs_differ([a], [record_of([1.0] * 4)])                   # a value without bytes on one side
+    assert not outputs_differ([record_of([1.0])], [record_of([2.0])])     # neither readable: nothing to compare
+    assert not outputs_differ([], [])
+
+
+def test_inputs_unchanged_names_the_input_and_what_changed():
+    before = (torch.ones(3), 7, torch.zeros(2))
+    same = [record_of(torch.ones(3)), record_of(7), record_of(torch.zeros(2))]
+    assert inputs_unchanged(before, same) == []
+    for i, after in ((2, [same[0], same[1], record_of(torch.zeros(3))]),            # reshaped
+                     (0, [record_of(torch.ones(3, dtype=torch.float64)), *same[1:]]),   # retyped
+                     (2, [same[0], same[1], record_of([0.0, 0.0])]),                 # no bytes
+                     (2, [same[0], same[1], record_of(torch.tensor([0.0, -0.0]))])):  # -0.0 is not 0.0
+        fails = inputs_unchanged(before, after)
+        assert fails == [correctness.Failure("correctness.input_mutated", f"input {i} was modified by the call")]
+
+
+def test_judge_repeated_call_takes_the_first_failing_run_and_names_its_message():
+    first = [correctness.Failure("correctness.mismatch", "3 of 4 values outside")]
+    second = [correctness.Failure("correctness.nan", "1 positions")]
+    assert judge_repeated_call([[], second], False) == second
+    assert judge_repeated_call([first, second], False) == first
+    (got,) = judge_repeated_call([[], first], True)
+    assert got.reason == "correctness.uninitialised"
+    assert got.message == ("output differs between two calls on identical inputs made after different memory "
+                           "poison patterns, and is wrong: it reads memory it never wrote (3 of 4 values outside)")
+    assert judge_repeated_call([[], []], True) == []
+    assert judge_repeated_call([], True) == []
+
+
+def test_check_outputs_names_the_output_only_when_there_are_several():
+    good, bad = torch.ones(3), torch.tensor([1.0, 5.0, 1.0])
+    one = correctness.check_outputs([record_of(bad)], [good], [good.double()], None)
+    assert [f.reason for f in one] == ["correctness.mismatch"] and not one[0].message.startswith("output")
+    two = correctness.check_outputs([record_of(good), record_of(bad)], [good, good], None, None)
+    assert [(f.reason, f.message.split(":")[0]) for f in two] == [("correctness.mismatch", "output 1")]
+    assert correctness.check_outputs([record_of(good)], [good, good], None, None) == [
+        correctness.Failure("output.structure", "1 outputs, expected 2")]
+    # a given tolerance wins over the dtype's default
+    close = good + 1e-3
+    assert correctness.check_outputs([record_of(close)], [good], None, None) != []
+    assert correctness.check_outputs([record_of(close)], [good], None, Tolerance(1e-2, 1e-2)) == []
+
+
+def test_a_tolerance_must_be_non_negative():
+    assert Tolerance(0.0, 0.0).rtol == 0.0
+    for bad in ((-1e-9, 0.0), (0.0, -1e-9), (float("nan"), 0.0)):
+        with pytest.raises(ValueError, match="tolerances must be >= 0"):
+            Tolerance(*bad)

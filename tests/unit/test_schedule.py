@@ -143,3 +143,32 @@ def test_the_stop_check_runs_after_every_pair_and_no_bootstrap_between_blocks(mo
     s = sample_pairs(HostSide(PeriodHost(1), 1e6), HostSide(PeriodHost(2), 1e6), CFG, seed=1, clock=lambda: 0.0,
                      progress=lambda i, est: seen.append(i))
     assert calls == [] and seen == list(range(1, s.n_pairs + 1))
+
+
+# -- #63: exact values a mutation run found unheld (benchmarks/mutation_score.py) --------------------
+def test_alternating_orders_are_ab_ba_from_the_first_pair():
+    from perfbench.core.crossover import alternating_orders
+
+    assert alternating_orders(5) == (True, False, True, False, True) and alternating_orders(0) == ()
+
+
+def test_the_period_effect_records_itself_exactly():
+    from perfbench.core.crossover import estimate
+
+    first = np.array([True, False] * 6)
+    lr = np.log(2.0) + np.where(first, 0.1, -0.1) + np.array([0.01, -0.01, 0.0, 0.02, -0.02, 0.0] * 2)
+    p = estimate(lr, first, confidence=0.9)
+    assert (p.n_baseline_first, p.n_candidate_first, p.confidence) == (6, 6, 0.9)
+    assert p.value == pytest.approx((lr[first].mean() - lr[~first].mean()) / 2)
+    assert p.first_over_second == pytest.approx(math.exp(p.value))
+    assert p.to_dict() == {"first_over_second": p.first_over_second, "log_value": p.value,
+                           "ci": [math.exp(p.low), math.exp(p.high)], "confidence": 0.9, "p_value": p.p_value,
+                           "significant": True, "baseline_first_mean_log_ratio": lr[first].mean(),
+                           "candidate_first_mean_log_ratio": lr[~first].mean(), "n_baseline_first": 6,
+                           "n_candidate_first": 6}
+    assert p.low < p.value < p.high and p.significant(alpha=p.p_value * 1.01) and not p.significant(alpha=p.p_value)
+    # no spread at all: a p of 0 for a non-zero effect, 1 for none
+    flat = estimate(np.where(first, 0.125, -0.125), first)
+    assert (flat.p_value, flat.low, flat.high) == (0.0, flat.value, flat.value)
+    assert estimate(np.zeros(12), first).p_value == 1.0
+    assert estimate(lr[:3], first[:3]) is None   # fewer than 2 pairs of an order

@@ -66,3 +66,76 @@ def test_gate_stable():
     assert gate_stable(Stability((4.2, 4.34), ((4.18, 4.26), (4.3, 4.38))), 4.27).ok
     bad = gate_stable(Stability((2.0, 2.2), ((1.98, 2.06), (2.18, 2.27))), 2.1)  # 10% apart at s ~2
     assert not bad.ok and "moves R_perf by up to 0.13" in bad.detail and "unstable" in bad.detail
+
+
+# -- #63: the messages and boundaries a mutation run found unheld (benchmarks/mutation_score.py) ----
+@pytest.mark.parametrize("s,s_ref,message", [
+    (2.0, 1.0, "s_ref must be > 1 (the reference solution must beat the baseline), got 1.0"),
+    (float("nan"), 2.0, "s must be finite, got nan"), (2.0, float("inf"), "s_ref must be finite, got inf"),
+    (0.0, 2.0, "s must be positive, got 0.0"), (2.0, -3, "s_ref must be positive, got -3"),
+    ("2", 2.0, "s must be a number, got str"), (2.0, False, "s_ref must be a number, got bool"),
+])
+def test_r_perf_says_what_is_wrong(s, s_ref, message):
+    with pytest.raises((ValueError, TypeError)) as exc:
+        r_perf(s, s_ref)
+    assert str(exc.value) == message
+
+
+def test_r_perf_accepts_integers_and_pays_just_above_s_ref():
+    assert r_perf(4, 2) == 1.0
+    assert 0.0 < r_perf(2.0 * (1 + 1e-9), 2.0) < 1e-8
+
+
+def test_r_impl_says_what_is_wrong():
+    assert r_impl(0, 1) == 0.0 and r_impl(1, 1) == 1.0
+    with pytest.raises(ValueError, match=r"^an implementation task needs tests, got total=0$"):
+        r_impl(0, 0)
+    with pytest.raises(ValueError, match=r"^passed must be in \[0, 5\], got 6$"):
+        r_impl(6, 5)
+    with pytest.raises(ValueError, match=r"^passed must be in \[0, 5\], got -1$"):
+        r_impl(-1, 5)
+
+
+def test_gate_s_ref_exactly():
+    from perfbench.core.scoring import GateResult
+
+    assert gate_s_ref(1.5, 1.3) == GateResult("solution_speedup", True, "s_ref=1.500 (CI low 1.300); needs >= 1.15")
+    assert gate_s_ref(MIN_S_REF, MIN_S_REF).ok                    # the bound itself passes
+    assert not gate_s_ref(MIN_S_REF, MIN_S_REF - 1e-9).ok
+    assert not gate_s_ref(MIN_S_REF - 1e-9, 2.0).ok
+
+
+def test_gate_starter_not_faster_exactly():
+    from perfbench.core.scoring import GateResult
+
+    assert gate_starter_not_faster(1.02, 0.97) == GateResult(
+        "starter_not_faster", True, "starter speedup 1.020 (CI low 0.970); needs CI low <= 1")
+    assert gate_starter_not_faster(1.0, 1.0, 5.0).ok                 # CI low at 1: not ahead
+    assert not gate_starter_not_faster(1.1, 1.05, 1.0).ok            # a solution no faster: no scale
+    assert gate_starter_not_faster(1.3, 1.2, 5.5) == GateResult(
+        "starter_not_faster", False, "starter speedup 1.300 (CI low 1.200): ahead of the baseline by up to 0.11 "
+        "of R_perf at s 5.50; needs <= 0.1")
+    # just within MAX_NOISE_R ahead passes, just beyond fails
+    assert gate_starter_not_faster(1.2, 4.0 ** 0.0999, 4.0).ok
+    assert not gate_starter_not_faster(1.2, 4.0 ** 0.1001, 4.0).ok
+
+
+def test_gate_stable_exactly_at_its_bound():
+    from perfbench.core.scoring import MAX_NOISE_R, GateResult
+    from perfbench.core.stats import Stability
+
+    assert gate_stable(None, 2.0) == GateResult("solution_stable", True, "one worker process: no between-process check")
+    at_bound = Stability((2.0, 2.0 * 2.0 ** MAX_NOISE_R), ((1.9, 2.1), (2.0, 2.2)))
+    assert gate_stable(at_bound, 2.0).ok
+    assert not gate_stable(Stability((2.0, 2.0 * 2.0 ** (MAX_NOISE_R * 1.01)), ((1.9, 2.1),) * 2), 2.0).ok
+    slow = gate_stable(Stability((0.9, 0.91), ((0.89, 0.92),) * 2), 0.95)   # no speedup: R cannot be moved
+    assert not slow.ok and "moves R_perf by up to inf at s 0.95" in slow.detail
+    assert slow.detail.endswith("needs <= 0.1 (unstable: raise [timing] pairs, [cpu] threads = 1, or a quieter host)")
+
+
+def test_gate_impl_tests_exactly():
+    from perfbench.core.scoring import GateResult
+
+    assert gate_impl_tests(5, 5, 4) == [GateResult("enough_tests", True, "5 tests; needs >= 5"),
+                                        GateResult("solution_passes_all", True, "solution passed 5/5"),
+                                        GateResult("starter_fails_one", True, "starter passed 4/5")]

@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -200,3 +202,46 @@ def test_importing_perfbench_or_a_worker_does_not_import_scipy():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"
+
+
+# -- #63: exact values a mutation run found unheld (benchmarks/mutation_score.py) --------------------
+def test_a_geometric_mean_and_a_ratio_carry_each_sides_half_width():
+    a = stats.Estimate(4.0, 2.0, 16.0, 0.95)      # ln half-widths: down ln 2, up ln 4
+    b = stats.Estimate(2.0, 1.0, 8.0, 0.95)
+    g = stats.geometric_mean([a, b])
+    assert g.value == pytest.approx(math.sqrt(8.0))
+    assert math.log(g.value / g.low) == pytest.approx(math.sqrt(2 * (0.5 * math.log(2)) ** 2))
+    assert math.log(g.high / g.value) == pytest.approx(math.sqrt(2 * (0.5 * math.log(4)) ** 2))
+    r = stats.ratio(a, b)   # a / b: a's low end with b's high end
+    assert r.value == pytest.approx(2.0)
+    assert math.log(r.value / r.low) == pytest.approx(math.hypot(math.log(2), math.log(4)))
+    assert math.log(r.high / r.value) == pytest.approx(math.hypot(math.log(4), math.log(2)))
+    one = stats.geometric_mean([a])
+    assert (one.value, one.low, one.high) == pytest.approx((4.0, 2.0, 16.0)) and g.confidence == 0.95
+    with pytest.raises(ValueError, match="one or more estimates at one confidence"):
+        stats.geometric_mean([])
+    with pytest.raises(ValueError, match="one or more estimates at one confidence"):
+        stats.geometric_mean([a, stats.Estimate(2.0, 1.0, 8.0, 0.9)])
+
+
+def test_an_estimate_is_validated_and_knows_its_half_width():
+    assert stats.Estimate(2.0, 1.0, 4.0, 0.95).rel_half_width == pytest.approx(math.log(2))
+    assert stats.Estimate(1.0, 0.0, 2.0, 0.95).rel_half_width == math.inf
+    for bad, message in (((2.0, 1.0, 4.0, 1.0), "confidence must be in"), ((2.0, 1.0, 4.0, 0.0), "confidence"),
+                         ((5.0, 1.0, 4.0, 0.95), "outside its interval"), ((0.5, 1.0, 4.0, 0.95), "outside")):
+        with pytest.raises(ValueError, match=message):
+            stats.Estimate(*bad)
+
+
+def test_stability_reads_its_spread_and_says_it():
+    s = stats.Stability((2.0, 2.2, 2.1), ((1.9, 2.1), (2.0, 2.4), (2.0, 2.2)))
+    assert s.spread == pytest.approx(1.1) and s.within_width == pytest.approx(2.1 / 1.9)
+    assert s.to_dict() == {"process_speedups": [2.0, 2.2, 2.1], "process_cis": [[1.9, 2.1], [2.0, 2.4], [2.0, 2.2]],
+                           "spread": s.spread, "within_width": s.within_width, "unstable": False}
+    assert stats.Stability((2.0, 2.3), ((1.9, 2.1), (2.2, 2.4))).unstable
+
+
+def test_a_summary_is_significant_below_alpha_only():
+    s = stats.summarize([2.0, 2.1, 1.9, 2.05, 1.95, 2.0, 2.02, 1.98, 2.01, 1.99], [1.0] * 10, seed=1)
+    assert s.p_value == pytest.approx(0.001953125)   # the exact Wilcoxon floor for 10 pairs
+    assert s.significant() and s.significant(0.002) and not s.significant(0.001953125) and not s.significant(0.001)

@@ -128,3 +128,9 @@ def test_an_interim_look_decides_on_the_widened_ci_not_the_nominal_one():
     rule = StoppingRule(5, (nominal + widened) / 2, target_r_ci=None)
     assert interim_decision(parts, rule, seed=3, n_resamples=500) is None
     assert interim_decision(parts, StoppingRule(5, widened * 1.001, target_r_ci=None), seed=3, n_resamples=500) == "r_perf_zero"
+
+
+def test_a_rule_records_itself_with_its_looks_confidence():
+    rule = StoppingRule(5, 2.0, confidence=0.9, target_r_ci=None, target_rel_ci=0.02, min_processes=3)
+    assert rule.to_dict() == {"processes": 5, "s_ref": 2.0, "confidence": 0.9, "target_r_ci": None,
+                              "target_rel_ci": 0.02, "min_processes": 3, "look_confidence": pytest.approx(1 - 0.1 / 3)}

@@ -115,3 +115,93 @@ def test_check_share_grows_while_checks_are_cheap():
     side.check_ns = [10e6]
     assert side.check_share(10e6) == 0.5
     assert ArenaSide(None, None, None, [], 0, 1.0, check_fraction=0.3, check_ns=[1.0]).check_share(10e6) == 0.3
+
+
+# -- #63: exact messages and each allowance at its bound (benchmarks/mutation_score.py) -----------
+def test_unaccounted_time_exactly_and_at_its_allowance():
+    base = _blocks(13.0, 10.0)   # 3 ms unaccounted per block; allowance max(25% of 10 ms, 5 ms) = 5 ms
+    assert tamper.unaccounted_time(base, _blocks(23.0, 15.0), 8) is None      # 8 - 3 = 5 ms: at the bound
+    msg = tamper.unaccounted_time(base, _blocks(23.1, 15.0), 8)
+    assert msg == "5.10 ms per block of wall time the candidate's timer did not report beyond the baseline's " \
+                  "(allowed 5.00 ms)"
+    long = _blocks(43.0, 40.0)   # a 40 ms baseline block: 25% of it, 10 ms, is allowed
+    assert tamper.unaccounted_time(long, _blocks(30.0, 17.0), 8) is None
+    assert "(allowed 10.00 ms)" in tamper.unaccounted_time(long, _blocks(30.0, 16.9), 8)
+    assert tamper.unaccounted_time([], _blocks(30.0, 1.0), 8) is None
+    assert tamper.unaccounted_time(base, [], 8) is None
+    # medians, not means: one slow block on either side moves nothing
+    assert tamper.unaccounted_time(base, _blocks(8.0, 5.0, n=7) + _blocks(500.0, 5.0, n=1), 8) is None
+
+
+def test_cpu_while_baseline_ran_exactly_and_at_its_bounds():
+    # 8 blocks of 20 ms: 0.16 s of wall; 5% of it is 8 ms, under the 20 ms floor: the floor holds
+    assert tamper.cpu_while_baseline_ran(_blocks(20.0, 19.0, cpu=0.0025)) is None    # 20 ms in all: at the floor
+    assert tamper.cpu_while_baseline_ran(_blocks(20.0, 19.0, cpu=0.0026)) == \
+        "the candidate's processes used 0.02 CPU-s during 0.16 s of baseline blocks"
+    # long blocks: the share holds (8 x 1 s: 0.4 s allowed)
+    assert tamper.cpu_while_baseline_ran(_blocks(1000.0, 999.0, cpu=0.05)) is None
+    assert tamper.cpu_while_baseline_ran(_blocks(1000.0, 999.0, cpu=0.051)) is not None
+    # blocks with no reading are left out of both sums
+    mixed = _blocks(1000.0, 999.0, cpu=None, n=8) + _blocks(20.0, 19.0, cpu=0.003, n=8)
+    assert tamper.cpu_while_baseline_ran(mixed) is not None
+
+
+def test_more_threads_than_allowed_at_each_allowance():
+    def block(wall_ms, cpu_ms):
+        return BlockWall(wall_ms * 1e6, wall_ms * 1e6, 10, None, cpu_ms * 1e-3)
+
+    # per block: (threads + 2%) x wall + 0.5 ms + 2 units of resolution
+    assert tamper.more_threads_than_allowed([block(100.0, 102.49)], threads=1) is None
+    assert tamper.more_threads_than_allowed([block(100.0, 102.51)], threads=1) is not None
+    assert tamper.more_threads_than_allowed([block(100.0, 122.49)], threads=1, resolution_s=0.01) is None
+    assert tamper.more_threads_than_allowed([block(100.0, 122.51)], threads=1, resolution_s=0.01) is not None
+    # the whole run, where a little over in every block adds up: 40 blocks each within their own
+    # allowance in ticks, 13 ms over a single thread in each: caught over the run
+    run = [block(20.0, 33.0)] * 40
+    msg = tamper.more_threads_than_allowed(run, threads=1, resolution_s=0.01)
+    assert msg == "the candidate used 1320 ms of CPU in 40 timed blocks of 800 ms; the task allows 1 thread"
+    assert tamper.more_threads_than_allowed([block(20.0, 20.0)] * 40, threads=1, resolution_s=0.01) is None
+    assert tamper.more_threads_than_allowed([BlockWall(1e6, 1e6, 1)], threads=1) is None   # nothing measured
+
+
+def test_baseline_slowdown_exactly_at_its_bound():
+    before = [10.0, 10.0, 10.0]
+    assert tamper.baseline_slowdown(before, [20.0, 20.0, 20.0]) is None       # 2.00x: at the bound
+    assert tamper.baseline_slowdown(before, [20.1, 21.0, 22.0]) == \
+        "the baseline's fastest call once the candidate was loaded took 2.01x its median time alone " \
+        "(A/A before vs the paired run)"
+    assert tamper.baseline_slowdown(before, [25.0, 25.0]) is None              # too few paired blocks
+    assert tamper.baseline_slowdown([10.0, 10.0, 1.0], [25.0] * 3) is not None   # the median alone, not the min
+
+
+def test_host_clocked_takes_the_host_clock_where_there_is_one():
+    with_host = BlockWall(5e6, 1e6, 10, 0.1, 0.2, host_ns=3e6)
+    without = BlockWall(5e6, 1e6, 10)
+    assert tamper.host_clocked([with_host, without]) == [BlockWall(5e6, 3e6, 10, 0.1, 0.2, host_ns=3e6), without]
+
+
+def _gpu_blocks(event_us, host_us, iters=10):
+    return [BlockWall(wall_ns=(h + 100) * 1e3 * iters, reported_ns=e * 1e3 * iters, iters=iters, host_ns=h * 1e3 * iters)
+            for e, h in zip(event_us, host_us)]
+
+
+def test_unaccounted_time_gpu_exactly_at_each_allowance():
+    base = _gpu_blocks([10.0] * 8, [30.0] * 8)   # 20 us of host time per call beyond the events
+    # 50 us per call beyond the baseline's: at the floor
+    assert tamper.unaccounted_time_gpu(base, _gpu_blocks([5.0] * 8, [75.0] * 8), 8) is None
+    assert tamper.unaccounted_time_gpu(base, _gpu_blocks([5.0] * 8, [75.2] * 8), 8) == (
+        "50.2 us per call of host time outside the candidate's timed window beyond the baseline's "
+        "(allowed 50.0 us): work on another stream or after the call returned")
+    # a 2 ms call: 5% of it, 100 us
+    assert tamper.unaccounted_time_gpu(base, _gpu_blocks([2000.0] * 8, [2120.0] * 8), 8) is None
+    assert "(allowed 100.0 us)" in tamper.unaccounted_time_gpu(base, _gpu_blocks([2000.0] * 8, [2120.2] * 8), 8)
+    # a noisy baseline: 4x the median absolute deviation of its per-call figures (here 25 us)
+    noisy = _gpu_blocks([10.0] * 8, [5.0, 55.0, 5.0, 55.0, 5.0, 55.0, 5.0, 55.0])
+    assert tamper.unaccounted_time_gpu(noisy, _gpu_blocks([5.0] * 8, [125.0] * 8), 8) is None
+    assert "(allowed 100.0 us)" in tamper.unaccounted_time_gpu(noisy, _gpu_blocks([5.0] * 8, [125.2] * 8), 8)
+    # only the last n_pairs blocks of each side, and at least two of the baseline's
+    assert tamper.unaccounted_time_gpu(_gpu_blocks([10.0] * 2, [900.0] * 2) + base,
+                                       _gpu_blocks([900.0] * 3, [9000.0] * 3) + _gpu_blocks([5.0] * 8, [25.0] * 8),
+                                       8) is None
+    assert tamper.unaccounted_time_gpu(base[:1], _gpu_blocks([5.0] * 8, [900.0] * 8), 8) is None
+    assert tamper.unaccounted_time_gpu(base, [], 8) is None
