@@ -3,20 +3,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
-import tempfile
 import time
 import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-from filelock import FileLock
 
 from ..core import stats
 from ..core.errors import PerfbenchError
 from ..core.results import PairedSamples
+from ..device.lease import acquire
 from ..timing.inprocess import InProcessSide
 from ..timing.sampler import SamplerConfig, Side, sample_pairs
 from ..timing.served_side import SideUnavailable
@@ -62,13 +60,20 @@ def _sampler(node: pytest.Item, settings: dict[str, Any]) -> SamplerConfig:
     pytest.fail(f"{node.nodeid}: @pytest.mark.perfbench: {problem}", pytrace=False)
 
 
+# A plugin measurement waits this long for its device before the test fails (a score holding
+# it runs for minutes at most).
+LEASE_TIMEOUT_S = 3600.0
+
+
 @contextlib.contextmanager
 def device_lock(device: str) -> Iterator[list[float]]:
-    """One measurement at a time per device on this machine (pytest-xdist workers, two pytest
-    runs): an exclusive file lock per user and device.  Yields the measurement's window, filled
-    in with its Unix start and end times."""
-    name = f"perfbench-{os.getuid()}-{re.sub(r'[^a-z0-9]+', '', device.lower())}.lock"
-    with FileLock(Path(tempfile.gettempdir()) / name):
+    """One measurement at a time per device on this machine: the device lease `perfbench score`
+    takes (device/lease.py), so a plugin measurement, another pytest run (an xdist worker) and a
+    score never time on one GPU, or on one core, at once.  On the CPU the measurement runs in
+    this process on whichever cores it may use, so it takes all of them.  Yields the
+    measurement's window, filled in with its Unix start and end times."""
+    threads = len(os.sched_getaffinity(0)) if device == "cpu" else 1
+    with acquire(device, threads, timeout_s=LEASE_TIMEOUT_S):
         window = [time.time()]
         yield window
         window.append(time.time())

@@ -44,3 +44,23 @@ def test_a_killed_holder_leaves_the_device_free(tmp_path):
         holder.wait()
     with lease.acquire("cuda:0", timeout_s=2):
         pass
+
+
+@pytest.mark.parametrize("device", ["cuda:0", "cpu"])
+def test_the_pytest_plugin_and_a_score_take_one_lease(device, monkeypatch):
+    """#58 (8): the plugin locked a per-user file named by the string "cuda:0", a score the GPU's
+    PCI address under /tmp/perfbench-locks, so both could time one GPU at once.  Now the plugin
+    takes the score's lease (on the CPU every core it may use: it times in its own process)."""
+    from perfbench.pytest_plugin import fixture
+
+    monkeypatch.setattr(fixture, "LEASE_TIMEOUT_S", 0.3)
+    with lease.acquire(device, 1):
+        with pytest.raises(TimeoutError, match="within 0.3 s"):
+            with fixture.device_lock(device):
+                pass
+    with fixture.device_lock(device) as window:
+        with pytest.raises(TimeoutError):
+            lease.acquire(device, 1, timeout_s=0.3)
+    assert len(window) == 2 and window[0] <= window[1]
+    with lease.acquire(device, 1, timeout_s=0.3):   # released with the measurement
+        pass
