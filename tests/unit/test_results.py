@@ -303,3 +303,16 @@ def test_a_rejection_carries_its_code_and_message_and_exit_status():
     assert (exc.reason, exc.message, str(exc), exc.args) == ("correctness.nan", "3 positions",
                                                              "correctness.nan: 3 positions", ("3 positions",))
     assert (exc.exit_code, UsageError("x").exit_code, EXIT_REJECTED, EXIT_USAGE) == (1, 2, 1, 2)
+
+
+def test_the_medians_written_for_readers_of_odd_and_even_counts():
+    odd = comparison(samples=samples(baseline_ns=BASE[:5], candidate_ns=CAND[:5], conditions=(),
+                                     processes=(), baseline_first=ORDERS[:5]), solution=None)
+    d = odd.to_dict()["summary"]
+    assert (d["baseline_median_ns"], d["candidate_median_ns"]) == (120.0, 60.0)
+    # ORDERS[:5]: pairs 0, 3, 4 ran the baseline first (3 values: the middle one), pairs 1, 2 second (2: their mean)
+    assert d["by_position_median_ns"] == {"baseline": {"first": 120.0, "second": 120.0},
+                                          "candidate": {"first": 60.0, "second": 60.0}}
+    one_order = comparison(samples=samples(baseline_first=(True,) * 6), solution=None).to_dict()["summary"]
+    assert one_order["by_position_median_ns"] == {"baseline": {"first": 117.5, "second": None},
+                                                  "candidate": {"first": None, "second": 57.5}}

@@ -245,3 +245,15 @@ def test_a_summary_is_significant_below_alpha_only():
     s = stats.summarize([2.0, 2.1, 1.9, 2.05, 1.95, 2.0, 2.02, 1.98, 2.01, 1.99], [1.0] * 10, seed=1)
     assert s.p_value == pytest.approx(0.001953125)   # the exact Wilcoxon floor for 10 pairs
     assert s.significant() and s.significant(0.002) and not s.significant(0.001953125) and not s.significant(0.001)
+
+
+def test_the_pair_bootstrap_resamples_every_pair_of_each_order():
+    """Two pairs of each order, one of each far from the other: every pair can be drawn, so the
+    CI spans both (a draw that never picked the first pair of an order collapsed it)."""
+    orders = [True, True, False, False]
+    lr = np.array([0.0, 0.4, 0.0, 0.4])   # no period effect; half the pairs 1.0x, half 1.49x
+    cand = np.full(4, 1000.0)
+    lo, hi = stats.bootstrap_ci(cand * np.exp(lr), cand, seed=2, baseline_first=orders, n_resamples=4000)
+    assert lo == pytest.approx(1.0) and hi == pytest.approx(math.exp(0.4))
+    lo, hi = stats.bootstrap_ci(cand * np.exp(lr[::-1]), cand, seed=2, baseline_first=orders, n_resamples=4000)
+    assert lo == pytest.approx(1.0) and hi == pytest.approx(math.exp(0.4))

@@ -134,3 +134,66 @@ def test_a_rule_records_itself_with_its_looks_confidence():
     rule = StoppingRule(5, 2.0, confidence=0.9, target_r_ci=None, target_rel_ci=0.02, min_processes=3)
     assert rule.to_dict() == {"processes": 5, "s_ref": 2.0, "confidence": 0.9, "target_r_ci": None,
                               "target_rel_ci": 0.02, "min_processes": 3, "look_confidence": pytest.approx(1 - 0.1 / 3)}
+
+
+@pytest.mark.parametrize("bad,message", [
+    (dict(processes=0), "processes must be >= 1, got 0"),
+    (dict(s_ref=1.0), "s_ref must be > 1, got 1.0"),
+    (dict(target_r_ci=-0.01), r"target_r_ci must be in \[0, 1\], got -0.01"),
+    (dict(target_r_ci=1.01), r"target_r_ci must be in \[0, 1\], got 1.01"),
+    (dict(confidence=0.0), r"confidence must be in \(0, 1\), got 0.0"),
+    (dict(confidence=1.0), r"confidence must be in \(0, 1\), got 1.0"),
+    (dict(min_processes=1), "min_processes must be >= 2 .* got 1"),
+])
+def test_a_rule_says_which_setting_is_wrong(bad, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        StoppingRule(**dict(dict(processes=3, s_ref=2.0), **bad))
+    # the bounds themselves are settings a user may give
+    assert StoppingRule(3, 2.0, target_r_ci=0.0).target_r_ci == 0.0
+    assert StoppingRule(3, 2.0, target_r_ci=1.0).target_r_ci == 1.0
+    assert StoppingRule(1, None).processes == 1
+
+
+def test_each_decision_at_its_bound():
+    from perfbench.core.scoring import r_perf
+
+    rule = StoppingRule(5, 4.0, target_r_ci=None, target_rel_ci=0.01)
+    assert rule.decide(ci(10.0, 12.0)) is None            # above 2 x s_ref, below s_ref**2: undecided
+    assert rule.decide(ci(16.0, 17.0)) == "r_perf_one"
+    exact = ci(2.0, 8.0)
+    assert StoppingRule(5, None, target_rel_ci=exact.rel_half_width).decide(exact) == "ci_target"   # at the target
+    assert StoppingRule(5, None, target_rel_ci=exact.rel_half_width * 0.999).decide(exact) is None
+    low, high = 5.0, 5.5
+    width = r_perf(high, 4.0) - r_perf(low, 4.0)
+    assert StoppingRule(5, 4.0, target_r_ci=width).decide(ci(low, high)) == "r_perf_settled"   # at the target
+    assert StoppingRule(5, 4.0, target_r_ci=width * 0.999).decide(ci(low, high)) is None
+
+
+def _three_processes(period=0.0):
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    parts = []
+    for j in range(3):
+        first = tuple(bool(f) for f in (k % 4 in (0, 3) for k in range(10)))
+        cand = 1000.0 * np.exp(rng.normal(0, 0.02, 10))
+        lr = rng.normal(0.02 * j, 0.03, 10) + np.where(first, period, -period)
+        parts.append(PairedSamples(tuple(cand * 2.0 * np.exp(lr)), tuple(cand), 1, "max_pairs",
+                                   processes=(j,) * 10, baseline_first=first))
+    return parts
+
+
+def test_a_look_reads_every_pair_with_its_process_and_order_from_its_seed():
+    """The look's CI is summarize's on all pairs so far, by process and with each pair's order
+    (a 10% period effect here), at the look's confidence, 2000 resamples by default, from the
+    run's seed: s_ref exactly at its upper end is decided (R_perf = 0) every time."""
+    from perfbench.core import stats
+
+    parts = _three_processes(period=0.1)
+    s = PairedSamples.concat(parts)
+    rule = StoppingRule(5, 4.0, target_r_ci=None)
+    high = stats.summarize(s.baseline_ns, s.candidate_ns, seed=3, confidence=rule.look_confidence, n_resamples=2000,
+                           processes=s.processes, baseline_first=s.baseline_first).speedup.high
+    at = StoppingRule(5, high, target_r_ci=None)
+    assert [interim_decision(parts, at, seed=3) for _ in range(8)] == ["r_perf_zero"] * 8
+    assert interim_decision(parts, StoppingRule(5, high * 0.9999, target_r_ci=None), seed=3) is None
