@@ -16,7 +16,7 @@ from ..isolation.processes.zygote_handle import ForkServer
 from ..isolation.wire.arena import InputLayout
 from ..isolation.wire.protocol import Op, ProtocolError, decode_values
 from ..sides.cpu_side import ARENA_SLACK, ArenaSide, map_arenas
-from ..sides.cuda_side import verify_call
+from ..sides.cuda_side import reply_budget, verify_call
 from ..task.correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
 from ..task.program import TaskProgram
 from ..task.spec import TaskSpec, load_task
@@ -82,7 +82,8 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
                     calls.append((outs, verify_call(program, x, outs, ins, tol, expected=ref)))
                     continue
                 header, blobs = client.request(Op.CHECK, timeout_s, seeds=[seed], size=size,
-                                               poison_bytes=poison_bytes, poisons=[pattern])
+                                               poison_bytes=poison_bytes, poisons=[pattern],
+                                               reply_bytes=reply_budget(x, ref[0]))
                 try:
                     outs, ins = _one_call(header, blobs)
                     calls.append((outs, verify_call(program, x, outs, ins, tol, expected=ref)))

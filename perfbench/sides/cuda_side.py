@@ -62,6 +62,19 @@ def expected_outputs(program: TaskProgram, inputs: tuple,
     return program.reference(inputs), oracle
 
 
+def reply_budget(inputs: tuple, outputs: list | None) -> int:
+    """The most a worker's encoded reply for one call (its outputs, then its inputs, as blobs)
+    may hold: 4x what the call's inputs and expected outputs take, and 1 MiB (a wrong output of
+    another shape or dtype is still answered, and rejected for its values).  Where the outputs
+    are not known (a problem that judges itself), they are allowed 4x the inputs and 64 MiB."""
+    def nbytes(values) -> int:
+        values = [values] if isinstance(values, torch.Tensor) else values
+        return sum(t.numel() * t.element_size() for t in values if isinstance(t, torch.Tensor))
+
+    out = nbytes(outputs) if outputs is not None else 4 * nbytes(inputs) + (64 << 20)
+    return 4 * (nbytes(inputs) + out) + (1 << 20)
+
+
 def _floating(t: object) -> bool:
     return isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
 
@@ -208,7 +221,11 @@ class WorkerSide:
 
     def _check_timed_output(self, iters: int, seed: int) -> None:
         k = secrets.randbelow(iters)  # chosen after the block ran
-        header, blobs = self.client.request(Op.FETCH, self.timeout_s, index=k)
+        inputs = self.program.make_inputs(iteration_seed(seed, k), self.size)
+        expected = None if self.program.judges_itself else (self.program.reference(inputs),
+                                                             self.program.oracle(inputs))
+        header, blobs = self.client.request(Op.FETCH, self.timeout_s, index=k,
+                                            reply_bytes=reply_budget(inputs, expected[0] if expected else None))
         try:
             n_out = len(header["outputs"])
             outs = decode_values(header["outputs"], blobs[:n_out])
@@ -216,8 +233,7 @@ class WorkerSide:
         except (KeyError, TypeError, ProtocolError) as exc:
             raise CandidateRejected("tamper.protocol", f"{self.client.label}: bad fetch reply: {exc}") from None
         check_end_digests(self.client.label, k, header.get("digests"), outs)
-        inputs = self.program.make_inputs(iteration_seed(seed, k), self.size)
-        fails = verify_call(self.program, inputs, outs, ins, self.tolerance)
+        fails = verify_call(self.program, inputs, outs, ins, self.tolerance, expected=expected)
         self.checks += 1
         if fails:
             raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")

@@ -22,16 +22,19 @@ TEMPLATE = HERE / "candidates" / "hostile_replies.py"
 SEEDS = range(12)
 
 
-def hostile_candidate(directory: Path, seed: int) -> Path:
-    path = directory / f"hostile_{seed}.py"
-    path.write_text(TEMPLATE.read_text().replace("\nSEED = 0\n", f"\nSEED = {seed}\n", 1))
+def hostile_candidate(directory: Path, seed: int, kind: str | None = None) -> Path:
+    path = directory / f"hostile_{seed}_{kind}.py"
+    path.write_text(TEMPLATE.read_text().replace("\nSEED = 0\n", f"\nSEED = {seed}\n", 1)
+                    .replace("\nKIND = None ", f"\nKIND = {kind!r} ", 1))
     return path
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_a_hostile_worker_still_gets_a_verdict(seed, tmp_path):
+@pytest.mark.parametrize("seed,kind", [(s, None) for s in SEEDS] + [
+    # #58 (2): each class that crashed the scorer before replies were parsed within limits
+    (s, kind) for kind in ("big_int", "deep", "non_finite", "blob_flood") for s in (1, 2)])
+def test_a_hostile_worker_still_gets_a_verdict(seed, kind, tmp_path):
     t0 = time.monotonic()
-    r = score(TASK, hostile_candidate(tmp_path, seed), CFG)
+    r = score(TASK, hostile_candidate(tmp_path, seed, kind), CFG)
     wall = time.monotonic() - t0
     said = r.worker_logs.get("candidate", "")
     assert r.verdict in ("scored", "rejected"), r

@@ -163,7 +163,11 @@ class WorkerClient:
         return CPU_CLOCK_S if process_clocks_readable() else TICK_S
 
     # -- requests --------------------------------------------------------------------------------
-    def request(self, op: Op, timeout_s: float, **fields: Any) -> tuple[dict[str, Any], list[bytes]]:
+    def request(self, op: Op, timeout_s: float, *, reply_bytes: int = 0,
+                **fields: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """Send `op` with `fields`; its reply's header and blobs.  `reply_bytes`: the most the
+        reply's blobs may hold (what this request can legitimately return: 0 but for CHECK and
+        FETCH); a reply past it, or past the header's limits, is `tamper.protocol`."""
         rid = next(self._ids)
         self.thaw()   # a frozen worker cannot answer
         try:
@@ -175,7 +179,7 @@ class WorkerClient:
             self.kill()
             raise CandidateRejected("candidate.timeout", f"{self.label} did not finish '{op}' within {timeout_s:g} s")
         try:
-            header, blobs = recv(self._conn, MAX_BLOB_BYTES)
+            header, blobs = recv(self._conn, min(reply_bytes, MAX_BLOB_BYTES))
         except (EOFError, OSError):
             try:  # a crashing worker closes its socket a moment before it is reaped
                 self.proc.wait(timeout=2)

@@ -58,17 +58,81 @@ def send(conn: Any, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
         conn.send_bytes(b)
 
 
-def recv(conn: Any, max_blob_bytes: int) -> tuple[dict[str, Any], list[bytes]]:
+# What a reply may hold (#58): a worker's reply is parsed by the scorer, so it must not be able to
+# crash it (a RecursionError in json, an OverflowError on a 400-digit integer) or make it
+# allocate what the request could never legitimately return.
+MAX_DEPTH = 16        # nesting of the reply's objects and lists (the deepest real reply: 5)
+MAX_BLOBS = 100_000
+_INT_RANGE = (-(1 << 63), 1 << 64)   # int64 and uint64 (addresses, digests)
+
+
+def _int(text: str) -> int:
+    if len(text) > 21:   # (a 400-digit integer: refused before it is converted)
+        raise ProtocolError(f"integer of {len(text)} digits in the reply")
+    value = int(text)
+    if not _INT_RANGE[0] <= value < _INT_RANGE[1]:
+        raise ProtocolError(f"integer {value} out of range in the reply")
+    return value
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ProtocolError(f"number {text[:40]} out of range in the reply")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise ProtocolError(f"{name} in the reply")
+
+
+def _depth(value: Any) -> int:
+    """The nesting depth of a parsed reply, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            if d <= MAX_DEPTH:
+                stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def parse_header(data: bytes) -> dict[str, Any]:
+    """A reply's header, within the limits above, or ProtocolError."""
     try:
-        header = json.loads(conn.recv_bytes(MAX_HEADER_BYTES))
+        header = json.loads(data, parse_int=_int, parse_float=_float, parse_constant=_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"malformed reply header: {exc}") from None
+    except RecursionError:
+        raise ProtocolError("reply header nested too deeply to parse") from None
     if not isinstance(header, dict):
         raise ProtocolError("reply header is not an object")
+    if _depth(header) > MAX_DEPTH:
+        raise ProtocolError(f"reply header nested deeper than {MAX_DEPTH}")
+    return header
+
+
+def recv(conn: Any, max_blob_bytes: int) -> tuple[dict[str, Any], list[bytes]]:
+    """One reply: its header and its blobs, which together hold at most `max_blob_bytes` (what
+    the request can legitimately return; 0 for a request answered by the header alone).  A blob
+    past that is refused by its announced length, before it is read."""
+    header = parse_header(conn.recv_bytes(MAX_HEADER_BYTES))
     n = header.get("n_blobs", 0)
-    if not isinstance(n, int) or not 0 <= n <= 100_000:
+    if type(n) is not int or not 0 <= n <= MAX_BLOBS:
         raise ProtocolError(f"bad blob count {n!r}")
-    return header, [conn.recv_bytes(max_blob_bytes) for _ in range(n)]
+    blobs, left = [], max_blob_bytes
+    for i in range(n):
+        try:
+            blob = conn.recv_bytes(left)
+        except OSError as exc:
+            if str(exc) != "bad message length":   # (the channel itself failed: the caller's to judge)
+                raise
+            raise ProtocolError(f"blob {i} of {n} is past the {max_blob_bytes} bytes this request may "
+                                "return") from None
+        left -= len(blob)
+        blobs.append(blob)
+    return header, blobs
 
 
 def encode_record(rec: OutputRecord) -> tuple[dict[str, Any], bytes]:

@@ -3,8 +3,10 @@
 From its load on, one reply, or one call's output-table records, is replaced by something
 hostile, drawn from SEED (tests/adversarial/test_protocol_fuzz.py writes one copy per seed):
 bytes that are not JSON, JSON that is not an object, a field deleted or given a value of the
-wrong type or size, an error of the wrong type, a stray blob, a header past the size limit, or
-output-table records with random kinds, addresses, dtypes, shapes and strides.  Whatever it
+wrong type or size, an error of the wrong type, a stray blob, a header past the size limit, an
+integer of hundreds of digits, nesting thousands deep, NaN or infinity, blobs flooding past what
+the request may return, or output-table records with random kinds, addresses, dtypes, shapes and
+strides.  Whatever it
 does, the scorer must end with a verdict: scored or rejected, never a traceback or a hang.
 """
 import json
@@ -15,10 +17,12 @@ import sys
 import torch
 
 SEED = 0
+KIND = None   # a copy may name its kind; else the seed draws it
 _rng = random.Random(SEED)
 _JUNK = [None, True, -1, 0, 2 ** 63, -(2 ** 70), 1e308, float("nan"), "x", "", [], {}, [1, 2], {"a": 1}, "\u0000"]
 _TARGET = _rng.randrange(1, 30)   # which reply (or which timed call's records), counted from the load's
-_KIND = _rng.choice(["bytes", "not_object", "drop", "retype", "error", "stray_blob", "huge", "table"])
+_KIND = KIND or _rng.choice(["bytes", "not_object", "drop", "retype", "error", "stray_blob", "huge", "table",
+                     "big_int", "deep", "non_finite", "blob_flood"])
 _real_send = mpc.Connection.send_bytes
 _replies = 0
 print(f"fuzz: seed {SEED}, {_KIND} at reply {_TARGET}", file=sys.stderr, flush=True)
@@ -32,6 +36,21 @@ def _hostile(header: dict) -> list[bytes]:
     if _KIND == "huge":
         return [json.dumps(dict(header, pad="x" * (2 << 20))).encode()]
     keys = [k for k in header if k != "n_blobs"] or ["id"]
+    # #58 (2): what crashed the scorer before replies were parsed within limits
+    if _KIND == "big_int":
+        text = json.dumps(dict(header, **{_rng.choice(keys): 0}))
+        return [text.replace(": 0", ": " + "9" * _rng.choice([25, 400, 4000]), 1).encode()]
+    if _KIND == "deep":
+        depth = _rng.choice([17, 1000, 100_000])
+        return [json.dumps(dict(header, **{_rng.choice(keys): 0})).replace(": 0", ": " + "[" * depth + "]" * depth,
+                                                                            1).encode()]
+    if _KIND == "non_finite":
+        header[_rng.choice(keys)] = _rng.choice([float("nan"), float("inf"), -float("inf")])
+        return [json.dumps(header, allow_nan=True).encode()]
+    if _KIND == "blob_flood":   # announced and sent beyond what the request may return
+        n = _rng.randrange(1, 5)
+        header["n_blobs"] = int(header.get("n_blobs", 0)) + n
+        return [json.dumps(header).encode()] + [b"\x00" * (_rng.randrange(1, 64) << 20) for _ in range(n)]
     if _KIND == "drop":
         header.pop(_rng.choice(keys), None)
     elif _KIND == "retype":
