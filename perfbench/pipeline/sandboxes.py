@@ -13,6 +13,7 @@ from ..core.errors import EnvironmentUnavailable
 from ..isolation.processes.cpu_threads import CpuThreading
 from ..isolation.processes.warm_parent_handle import WarmParent, WarmParents
 from ..isolation.processes.zygote_handle import ForkServer
+from ..isolation.sandbox.hardening import OOM_SCORE_SCORER, set_oom_score
 from ..isolation.sandbox.plan import make_nondumpable
 from ..isolation.sandbox.worker_view import package_source_tree, refuse_if_holding
 from ..task.gpumode import utils_dir
@@ -95,6 +96,7 @@ def start_scorer(spec: TaskSpec, device: str, cand_path: Path, cfg: ScoreConfig,
     of a warm parent (`parents`, default this process's: its torch import overlaps this
     process's on a first score, and is done by the next), or spawned where none can run."""
     nondumpable = make_nondumpable()
+    set_oom_score(OOM_SCORE_SCORER)   # the OOM killer's last pick; its workers its first
     parent = None
     if device == "cpu" and cfg.fork_workers and cfg.warm_parent:
         with contextlib.suppress(EnvironmentUnavailable):   # (the zygotes are spawned instead)

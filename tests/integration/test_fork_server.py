@@ -134,3 +134,21 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def test_the_oom_killer_picks_a_worker_first_and_the_scorer_last(server):
+    """#58 (4): every worker (and the zygote it was forked from) asks to be the kernel's first
+    pick when memory runs out; the scorer, where it may, its last."""
+    from perfbench.isolation.sandbox.hardening import OOM_SCORE_SCORER, OOM_SCORE_WORKER
+
+    with WorkerClient("candidate", untrusted=True, server=server, threading=THREADS) as w:
+        w.start(30)
+        assert Path(f"/proc/{w.worker_pid}/oom_score_adj").read_text().strip() == str(OOM_SCORE_WORKER)
+    assert Path(f"/proc/{server.zygote_pid}/oom_score_adj").read_text().strip() == str(OOM_SCORE_WORKER)
+    probe = subprocess.run([sys.executable, "-c", "from perfbench.isolation.sandbox.hardening import set_oom_score as s\n"
+                            f"print(s({OOM_SCORE_SCORER}), open('/proc/self/oom_score_adj').read().strip())"],
+                           capture_output=True, text=True, timeout=60)
+    took, value = probe.stdout.split()
+    # lowering needs CAP_SYS_RESOURCE (root without it here: then the scorer stays at 0, still
+    # below every worker); it says whether the kernel took it
+    assert (took == "True") == (value == str(OOM_SCORE_SCORER)) and int(value) <= 0

@@ -61,14 +61,32 @@ def drop_working_directory_from_path() -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", cwd)]
 
 
+# /proc/self/oom_score_adj (#58 (4)): when memory runs out, the kernel kills a worker (or the
+# zygote it came from) first and the scorer last, so a candidate that exhausts the host gets a
+# verdict (`resource.memory`, `candidate.crashed`) instead of killing the process that would give it.
+OOM_SCORE_WORKER = 1000
+OOM_SCORE_SCORER = -900   # lowering needs CAP_SYS_RESOURCE (root); elsewhere it stays as it was
+
+
+def set_oom_score(value: int) -> bool:
+    """This process's (and its later children's) oom_score_adj; whether the kernel took it."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(str(value))
+        return True
+    except OSError:
+        return False
+
+
 def harden_process(keep: set[int]) -> None:
-    """Before anything else runs in a worker (or the zygote every worker is forked from): only
-    the fds it was given, freed memory kept in the heap, files bounded, no writable directory on
+    """Before anything else runs in a worker (or the zygote every worker is forked from): the
+    kernel's first pick when memory runs out, only the fds it was given, freed memory kept in the heap, files bounded, no writable directory on
     sys.path, no kernel keyrings and no userfaultfd (syscall_filter.py; the probe records
     whether it holds)."""
     from .syscall_filter import deny_syscalls
 
     drop_working_directory_from_path()
+    set_oom_score(OOM_SCORE_WORKER)
     close_other_fds(keep)
     _keep_freed_memory_in_heap()
     _bound_file_sizes()
