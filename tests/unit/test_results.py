@@ -316,3 +316,41 @@ def test_the_medians_written_for_readers_of_odd_and_even_counts():
     one_order = comparison(samples=samples(baseline_first=(True,) * 6), solution=None).to_dict()["summary"]
     assert one_order["by_position_median_ns"] == {"baseline": {"first": 117.5, "second": None},
                                                   "candidate": {"first": None, "second": 57.5}}
+
+
+def test_what_a_comparison_document_carries_is_read_back_as_written():
+    d = comparison(samples=samples(baseline_first=(), processes=()),
+                   solution=samples(baseline_first=(), processes=())).to_dict()
+    assert d["solution"]["summary"]["period_effect"] is None   # a solution without orders: no period effect
+    d["perfbench_version"] = "0.0.1"
+    del d["extra"]
+    back = ComparisonResult.from_dict(d)
+    assert back.perfbench_version == "0.0.1" and back.extra == {}
+    one = samples(processes=())
+    assert PairedSamples.concat([one]) == samples(processes=(0,) * 6)
+
+
+@pytest.mark.parametrize("version,message", [(5, "^cannot read schema_version 5$"),
+                                             (None, "^cannot read schema_version None$")])
+def test_a_scores_schema_refusal_names_the_version(version, message):
+    d = score().to_dict()
+    d["schema_version"] = version
+    with pytest.raises(SchemaError, match=message):
+        ScoreResult.from_dict(d)
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(verdict="rejected"), "^a rejection needs at least one reason$"),
+    (dict(comparison=None), "^a scored perf result needs a comparison$"),
+    (dict(benchmarks=(BenchmarkComparison("a", {}, comparison(solution=None)),)),
+     "^one comparison, or one per benchmark, not both$"),
+    (dict(s_ref_source="live"), "^a live s_ref needs the solution's samples$"),
+])
+def test_each_refusal_of_a_score_in_its_words(changes, message):
+    with pytest.raises(ValueError, match=message):
+        score(**changes)
+    with pytest.raises(ValueError, match=r"^5 solution pairs for 6 candidate pairs \(interleaved: one each per "
+                                         r"round\)$"):
+        comparison(solution=PairedSamples(BASE[:5], CAND[:5], 7, "max_pairs"))
+    with pytest.raises(ValueError, match="^concat needs one or more parts with the same iters_per_block$"):
+        PairedSamples.concat([])

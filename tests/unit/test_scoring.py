@@ -139,3 +139,24 @@ def test_gate_impl_tests_exactly():
     assert gate_impl_tests(5, 5, 4) == [GateResult("enough_tests", True, "5 tests; needs >= 5"),
                                         GateResult("solution_passes_all", True, "solution passed 5/5"),
                                         GateResult("starter_fails_one", True, "starter passed 4/5")]
+
+
+def test_the_starter_gate_picks_its_scale_by_the_ci_and_the_solution():
+    from perfbench.core.scoring import GateResult
+
+    # CI low exactly 1: no head start, judged without a scale
+    assert gate_starter_not_faster(1.01, 1.0, 5.0) == GateResult(
+        "starter_not_faster", True, "starter speedup 1.010 (CI low 1.000); needs CI low <= 1")
+    # a solution of 1.5x is a scale: 2% ahead is 0.05 of R_perf there
+    assert gate_starter_not_faster(1.03, 1.02, 1.5) == GateResult(
+        "starter_not_faster", True, "starter speedup 1.030 (CI low 1.020): ahead of the baseline by up to 0.05 of "
+        "R_perf at s 1.50; needs <= 0.1")
+
+
+def test_gate_stable_at_a_speedup_of_exactly_one():
+    from perfbench.core.stats import Stability
+
+    flat = gate_stable(Stability((1.0, 1.01), ((0.99, 1.01),) * 2), 1.0)
+    assert not flat.ok and "moves R_perf by up to inf at s 1.00" in flat.detail
+    good = gate_stable(Stability((2.0, 2.04), ((1.98, 2.06), (2.0, 2.08))), 2.02)
+    assert good.name == "solution_stable" and good.detail.endswith("needs <= 0.1")

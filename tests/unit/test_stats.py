@@ -257,3 +257,80 @@ def test_the_pair_bootstrap_resamples_every_pair_of_each_order():
     assert lo == pytest.approx(1.0) and hi == pytest.approx(math.exp(0.4))
     lo, hi = stats.bootstrap_ci(cand * np.exp(lr[::-1]), cand, seed=2, baseline_first=orders, n_resamples=4000)
     assert lo == pytest.approx(1.0) and hi == pytest.approx(math.exp(0.4))
+
+
+def _two_processes_two_periods(n=16):
+    """Two processes whose period effects differ (+8% and -8%): every statistic that removes the
+    period effect per process reads them differently from one that pools them or ignores it."""
+    rng = np.random.default_rng(11)
+    orders = np.array([k % 4 in (0, 3) for k in range(n)] * 2)
+    labels = np.array([0] * n + [1] * n)
+    period = np.where(labels == 0, 0.08, -0.08)
+    lr = 0.01 + np.where(orders, period, -period) + rng.normal(0, 0.02, 2 * n) + 0.03 * labels
+    cand = 1000.0 * np.exp(rng.normal(0, 0.01, 2 * n))
+    return cand * np.exp(lr), cand, labels, orders
+
+
+def test_summarize_carries_each_pairs_process_and_order_into_every_statistic():
+    base, cand, labels, orders = _two_processes_two_periods()
+    s = stats.summarize(base, cand, seed=4, processes=labels, baseline_first=orders, n_resamples=500)
+    o, lab = list(orders), list(labels)
+    assert s.speedup.value == stats.median_speedup(base, cand, o, lab) != stats.median_speedup(base, cand, o)
+    assert s.hodges_lehmann == stats.hodges_lehmann(base, cand, o, lab) != stats.hodges_lehmann(base, cand, o)
+    assert s.p_value == stats.wilcoxon_p(base, cand, o, lab) != stats.wilcoxon_p(base, cand, o)
+    assert s.outliers == stats.mad_outliers(stats._corrected(base, cand, o, lab))
+    groups = [(base[labels == p], cand[labels == p], orders[labels == p]) for p in (0, 1)]
+    assert s.stability.process_speedups == tuple(stats.median_speedup(b, c, f) for b, c, f in groups)
+    assert s.stability.process_speedups != tuple(stats.median_speedup(b, c) for b, c, _ in groups)
+    assert s.stability.process_cis == tuple(stats.bootstrap_ci(b, c, seed=4, baseline_first=f, n_resamples=500)
+                                            for b, c, f in groups)
+    b_lo, b_hi = stats.cluster_bootstrap_ci(base, cand, labels, seed=4, baseline_first=o, n_resamples=500)
+    t_lo, t_hi = stats.process_t_interval(s.stability.process_speedups)
+    assert (s.speedup.low, s.speedup.high) == (min(b_lo, t_lo), max(b_hi, t_hi))
+    assert (b_lo, b_hi) != stats.cluster_bootstrap_ci(base, cand, labels, seed=4, n_resamples=500)
+    assert s.period == stats.period_effect(base, cand, o) and s.period.confidence == 0.95
+
+
+def test_summarize_with_one_process_gives_the_pair_bootstrap_at_the_asked_confidence():
+    base, cand, _, orders = _two_processes_two_periods()
+    b, c, f = base[:16], cand[:16], list(orders[:16])
+    s = stats.summarize(b, c, seed=4, confidence=0.8, baseline_first=f, n_resamples=500)
+    assert (s.speedup.low, s.speedup.high) == stats.bootstrap_ci(b, c, seed=4, confidence=0.8, baseline_first=f,
+                                                                 n_resamples=500)
+    assert s.period.confidence == 0.8 and s.speedup.confidence == 0.8
+
+
+def test_the_bootstraps_default_to_2000_resamples():
+    """(A CI over 40 spread pairs moves with the number of resamples: 2001 gives another one.)"""
+    rng = np.random.default_rng(3)
+    base, cand = 1000.0 * np.exp(rng.normal(0.7, 0.1, 40)), np.full(40, 1000.0)
+    labels, orders = [0] * 20 + [1] * 20, [k % 4 in (0, 3) for k in range(40)]
+    assert stats.bootstrap_ci(base, cand, seed=1) == stats.bootstrap_ci(base, cand, seed=1, n_resamples=2000) \
+        != stats.bootstrap_ci(base, cand, seed=1, n_resamples=2001)
+    assert stats.cluster_bootstrap_ci(base, cand, labels, seed=1, baseline_first=orders) == \
+        stats.cluster_bootstrap_ci(base, cand, labels, seed=1, baseline_first=orders, n_resamples=2000) != \
+        stats.cluster_bootstrap_ci(base, cand, labels, seed=1, baseline_first=orders, n_resamples=2001)
+    assert stats.summarize(base, cand, seed=1) == stats.summarize(base, cand, seed=1, n_resamples=2000) != \
+        stats.summarize(base, cand, seed=1, n_resamples=2001)
+
+
+def test_the_period_effects_test_is_welchs():
+    from scipy import stats as sps
+
+    from perfbench.core.crossover import estimate
+
+    rng = np.random.default_rng(5)
+    first = np.array([True] * 7 + [False] * 11)
+    lr = np.where(first, 0.05, -0.05) + np.concatenate([rng.normal(0, 0.02, 7), rng.normal(0, 0.05, 11)])
+    p = estimate(lr, first, confidence=0.9)
+    welch = sps.ttest_ind(lr[first], lr[~first], equal_var=False)
+    assert p.p_value == pytest.approx(welch.pvalue, rel=1e-9)
+    lo, hi = welch.confidence_interval(0.9)
+    assert (p.low, p.high) == (pytest.approx(lo / 2, rel=1e-9), pytest.approx(hi / 2, rel=1e-9))
+    assert estimate(lr, first).confidence == 0.95
+
+
+def test_a_summarys_significance_defaults_to_one_percent():
+    s = stats.PairedSummary(10, stats.Estimate(2.0, 1.5, 2.5, 0.95), 2.0, 0.015, ())
+    assert not s.significant() and s.significant(0.02)
+    assert stats.PairedSummary(10, stats.Estimate(2.0, 1.5, 2.5, 0.95), 2.0, 0.009, ()).significant()

@@ -197,3 +197,30 @@ def test_a_look_reads_every_pair_with_its_process_and_order_from_its_seed():
     at = StoppingRule(5, high, target_r_ci=None)
     assert [interim_decision(parts, at, seed=3) for _ in range(8)] == ["r_perf_zero"] * 8
     assert interim_decision(parts, StoppingRule(5, high * 0.9999, target_r_ci=None), seed=3) is None
+
+
+def test_a_looks_bootstrap_is_the_runs_seed_and_2000_resamples():
+    """Three processes holding the same pairs in other orders: the t interval over their medians
+    is a point, so the look's CI is the cluster bootstrap's: from the run's seed, 2000 resamples
+    (another seed or count moves its upper end off an s_ref placed exactly on it)."""
+    import numpy as np
+
+    from perfbench.core import stats
+
+    rng = np.random.default_rng(9)
+    lr = rng.normal(0.7, 0.08, 12)
+    parts = [PairedSamples(tuple(1000.0 * np.exp(rng.permutation(lr))), (1000.0,) * 12, 1, "max_pairs",
+                           processes=(j,) * 12) for j in range(3)]
+    s = PairedSamples.concat(parts)
+    rule = StoppingRule(5, 4.0, target_r_ci=None, target_rel_ci=0.0)
+    summary = stats.summarize(s.baseline_ns, s.candidate_ns, seed=3, confidence=rule.look_confidence,
+                              processes=s.processes)
+    t_lo, t_hi = stats.process_t_interval(summary.stability.process_speedups, rule.look_confidence)
+    assert t_hi == pytest.approx(t_lo) and summary.speedup.high > t_hi * 1.01   # the bootstrap decides
+    at = StoppingRule(5, summary.speedup.high, target_r_ci=None, target_rel_ci=0.0)
+    assert [interim_decision(parts, at, seed=3) for _ in range(8)] == ["r_perf_zero"] * 8
+    other = stats.summarize(s.baseline_ns, s.candidate_ns, seed=3, confidence=rule.look_confidence,
+                            processes=s.processes, n_resamples=2001).speedup.high
+    assert other != summary.speedup.high
+    between = StoppingRule(5, (summary.speedup.high + other) / 2, target_r_ci=None, target_rel_ci=0.0)
+    assert interim_decision(parts, between, seed=3) == ("r_perf_zero" if summary.speedup.high < other else None)

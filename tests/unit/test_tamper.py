@@ -205,3 +205,23 @@ def test_unaccounted_time_gpu_exactly_at_each_allowance():
                                        8) is None
     assert tamper.unaccounted_time_gpu(base[:1], _gpu_blocks([5.0] * 8, [900.0] * 8), 8) is None
     assert tamper.unaccounted_time_gpu(base, [], 8) is None
+
+
+def test_the_thread_checks_say_their_figures_to_a_tenth_of_a_millisecond():
+    def block(wall_ms, cpu_ms):
+        return BlockWall(wall_ms * 1e6, wall_ms * 1e6, 10, None, cpu_ms * 1e-3)
+
+    assert tamper.more_threads_than_allowed([block(100.0, 102.51)], threads=1) == \
+        "the candidate used 102.5 ms of CPU in a 100.0 ms block (block 0); the task allows 1 thread"
+    # the run: 40 blocks of 20 ms, in ticks (10 ms): allowed 1.02 x 800 ms + 0.5 ms + 20 ms + 4 SDs of
+    # the blocks' reading errors (4 x 10 ms x sqrt(40 / 3)) = 982.6 ms
+    assert tamper.more_threads_than_allowed([block(20.0, 24.5)] * 40, threads=1, resolution_s=0.01) is None
+    assert tamper.more_threads_than_allowed([block(20.0, 24.6)] * 40, threads=1, resolution_s=0.01) == \
+        "the candidate used 984 ms of CPU in 40 timed blocks of 800 ms; the task allows 1 thread"
+    assert tamper.more_threads_than_allowed([block(20.0, 47.0)] * 40, threads=2, resolution_s=0.01) == \
+        "the candidate used 1880 ms of CPU in 40 timed blocks of 800 ms; the task allows 2 threads"
+
+
+def test_the_gpu_check_needs_two_baseline_blocks():
+    two = _gpu_blocks([10.0] * 2, [30.0] * 2)
+    assert tamper.unaccounted_time_gpu(two, _gpu_blocks([5.0] * 8, [900.0] * 8), 8) is not None
