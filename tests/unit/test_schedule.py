@@ -172,3 +172,56 @@ def test_the_period_effect_records_itself_exactly():
     assert (flat.p_value, flat.low, flat.high) == (0.0, flat.value, flat.value)
     assert estimate(np.zeros(12), first).p_value == 1.0
     assert estimate(lr[:3], first[:3]) is None   # fewer than 2 pairs of an order
+
+
+def test_the_orders_a_seed_draws_are_pinned():
+    """Statistics are deterministic given a seed (a recorded verdict can be recomputed): the orders
+    of seed 5, and of a seed that differs from it only above bit 62 (reduced mod 2**62)."""
+    from perfbench.core.crossover import draw_orders
+
+    expected = (False, True, False, True, True, False, False, True, True, False, False, True)
+    assert draw_orders(5, 12) == expected and draw_orders(2 ** 62 + 5, 12) == expected
+    assert draw_orders(5, 11) == expected[:11] and draw_orders(5, 0) == ()
+    with pytest.raises(ValueError, match="^n_pairs must be >= 0, got -1$"):
+        draw_orders(5, -1)
+
+
+@pytest.mark.parametrize("first,second,ok", [(2, 2, True), (1, 3, False), (3, 1, False), (2, 1, False),
+                                             (1, 2, False), (5, 9, True), (0, 0, False)])
+def test_a_period_effect_needs_two_pairs_of_each_order(first, second, ok):
+    from perfbench.core.crossover import estimable
+
+    assert estimable([True] * first + [False] * second) is ok
+
+
+def test_each_process_has_its_own_period_effect_from_two_processes_on():
+    from perfbench.core.crossover import corrected
+
+    orders = np.array([k % 4 in (0, 3) for k in range(8)] * 2)
+    labels = np.array([0] * 8 + [1] * 8)
+    lr = np.where(orders, np.where(labels == 0, 0.1, -0.1), np.where(labels == 0, -0.1, 0.1)) + 0.5
+    assert np.allclose(corrected(lr, orders, labels), 0.5)                  # each process's own effect removed
+    assert not np.allclose(corrected(lr, orders), 0.5)                      # pooled, the two cancel: left in
+    assert np.array_equal(corrected(lr, orders, [0] * 16), corrected(lr, orders))   # one process: pooled
+    with pytest.raises(ValueError, match="^15 pair orders for 16 pairs$"):
+        corrected(lr, orders[:-1])
+    assert np.array_equal(corrected(lr, ()), lr)
+
+
+@pytest.mark.parametrize("n,confidence,expected", [
+    (10, 0.95, (1.0, 8.0)),        # P(B(10) <= 1) = 11/1024 <= 2.5% < P(B <= 2): the 2nd and 9th
+    (6, 0.95, (0.0, 5.0)),         # P(B(6) = 0) = 1/64: the extremes
+    (5, 0.95, None),               # 1/32 > 2.5%: no pair of order statistics reaches 95%
+    (6, 1 - 2 / 64, (0.0, 5.0)),   # a tail of exactly 1/64 is reached (<=)
+    (20, 0.8, (6.0, 13.0)),
+])
+def test_the_order_statistic_ci_takes_the_binomial_ranks(n, confidence, expected):
+    from scipy import stats as sps
+
+    from perfbench.core.crossover import order_statistic_ci
+
+    assert order_statistic_ci(np.arange(float(n))[::-1].copy(), confidence) == expected
+    if expected is not None:   # the same ranks as scipy's binomial gives
+        tail = (1 - confidence) / 2
+        k = max(k for k in range(n + 1) if sps.binom.cdf(k - 1, n, 0.5) <= tail + 1e-15)
+        assert expected == (float(k - 1), float(n - k))

@@ -334,3 +334,34 @@ def test_a_summarys_significance_defaults_to_one_percent():
     s = stats.PairedSummary(10, stats.Estimate(2.0, 1.5, 2.5, 0.95), 2.0, 0.015, ())
     assert not s.significant() and s.significant(0.02)
     assert stats.PairedSummary(10, stats.Estimate(2.0, 1.5, 2.5, 0.95), 2.0, 0.009, ()).significant()
+
+
+def test_the_bootstrap_cis_are_pinned_for_a_seed():
+    """Bit for bit for a seed (a recorded verdict recomputes to itself): the pair bootstrap with and
+    without orders, the cluster bootstrap with and without orders."""
+    rng = np.random.default_rng(21)
+    lr = rng.normal(0.5, 0.1, 24)
+    orders = [k % 4 in (0, 3) for k in range(24)]
+    labels = [0] * 8 + [1] * 8 + [2] * 8
+    cand = np.full(24, 1000.0)
+    base = cand * np.exp(lr + np.where(orders, 0.05, -0.05))
+    assert stats.bootstrap_ci(base, cand, seed=7, baseline_first=orders, n_resamples=500) == \
+        pytest.approx((1.5801529858109236, 1.7889452488402535), rel=1e-12)
+    assert stats.bootstrap_ci(base, cand, seed=7, n_resamples=500) == \
+        pytest.approx((1.5553776040546843, 1.814171390139146), rel=1e-12)
+    assert stats.cluster_bootstrap_ci(base, cand, labels, seed=7, baseline_first=orders, n_resamples=500) == \
+        pytest.approx((1.569743250092981, 1.7826772975497607), rel=1e-12)
+    assert stats.cluster_bootstrap_ci(base, cand, labels, seed=7, n_resamples=500) == \
+        pytest.approx((1.5425959044212576, 1.8281999315328872), rel=1e-12)
+    lab, o = labels, list(orders)
+    from perfbench.core import crossover
+    assert np.array_equal(stats._corrected(base, cand, o, lab), crossover.corrected(stats.log_ratios(base, cand), o, lab))
+
+
+def test_a_degenerate_bootstrap_is_the_value_itself():
+    assert stats.bootstrap_ci([2.0], [1.0], seed=1) == (2.0, 2.0)
+    assert stats.bootstrap_ci([2.0, 2.0, 2.0], [1.0, 1.0, 1.0], seed=1) == pytest.approx((2.0, 2.0))
+    lo, hi = stats.bootstrap_ci([2.0, 3.0], [1.0, 1.0], seed=1)
+    assert 2.0 <= lo < hi <= 3.0 + 1e-12
+    lo, hi = stats.bootstrap_ci([2.0, 2.0, 3.0], [1.0, 1.0, 1.0], seed=1)
+    assert lo < hi
