@@ -471,3 +471,15 @@ def test_a_complex_output_against_a_real_reference():
     assert check_output(record_of(ok), ok, ref, Tolerance(1e-4, 1e-5)) == []
     off = torch.tensor([1.0 + 0.5j, 2.0 + 0j], dtype=torch.complex64)
     assert [f.reason for f in check_output(record_of(off), ok, ref, Tolerance(1e-4, 1e-5))] == ["correctness.mismatch"]
+
+
+def test_the_structural_rules_at_their_last_edges():
+    tol = Tolerance(0, 0)
+    # an output of another shape where nothing was expected is `shape`, not `empty`
+    assert [f.reason for f in check_output(record_of(torch.ones(0, 2)), torch.ones(0), None, tol)] == ["correctness.shape"]
+    # a stride of 0 on a dimension of size 1 repeats nothing
+    one_row = torch.ones(3).as_strided((1, 3), (0, 1))
+    assert check_output(record_of(one_row), torch.ones(1, 3), None, tol) == []
+    # an input left with its bytes but another shape was modified
+    assert [f.reason for f in inputs_unchanged((torch.zeros(2, 2),), [record_of(torch.zeros(4))])] == \
+        ["correctness.input_mutated"]

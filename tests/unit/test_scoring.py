@@ -160,3 +160,14 @@ def test_gate_stable_at_a_speedup_of_exactly_one():
     assert not flat.ok and "moves R_perf by up to inf at s 1.00" in flat.detail
     good = gate_stable(Stability((2.0, 2.04), ((1.98, 2.06), (2.0, 2.08))), 2.02)
     assert good.name == "solution_stable" and good.detail.endswith("needs <= 0.1")
+
+
+def test_the_noise_gates_pass_exactly_at_max_noise_r():
+    """Built so that ln(spread) / ln(s) is MAX_NOISE_R to the last bit (s = e**10, spread = e)."""
+    from perfbench.core.scoring import MAX_NOISE_R
+    from perfbench.core.stats import Stability
+
+    s, spread = math.exp(10), math.e
+    assert math.log(spread) / math.log(s) == MAX_NOISE_R
+    assert gate_stable(Stability((1.0, spread), ((0.9, 1.1),) * 2), s).ok
+    assert gate_starter_not_faster(spread, spread, s).ok

@@ -225,3 +225,15 @@ def test_the_thread_checks_say_their_figures_to_a_tenth_of_a_millisecond():
 def test_the_gpu_check_needs_two_baseline_blocks():
     two = _gpu_blocks([10.0] * 2, [30.0] * 2)
     assert tamper.unaccounted_time_gpu(two, _gpu_blocks([5.0] * 8, [900.0] * 8), 8) is not None
+
+
+def test_each_cpu_check_allows_exactly_its_bound():
+    """CPU equal to the allowance, computed as the check computes it, passes; (measured CPU is a
+    float that can land on it)."""
+    wall_ns = 20e6
+    limit = (1 + tamper.THREADS_SLACK) * (wall_ns * 1e-9) + tamper.THREADS_FLOOR_S
+    assert tamper.more_threads_than_allowed([BlockWall(wall_ns, wall_ns, 10, None, limit)], threads=1) is None
+    blocks = [BlockWall(wall_ns, wall_ns, 10, 0.0)] * 7 + [BlockWall(1e9, 1e9, 10, 0.0)]
+    share = tamper.IDLE_CPU_SHARE * sum(b.wall_ns * 1e-9 for b in blocks)   # 0.057 s: above the 20 ms floor
+    at = blocks[:-1] + [BlockWall(1e9, 1e9, 10, share)]
+    assert tamper.cpu_while_baseline_ran(at) is None
