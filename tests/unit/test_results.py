@@ -354,3 +354,14 @@ def test_each_refusal_of_a_score_in_its_words(changes, message):
         comparison(solution=PairedSamples(BASE[:5], CAND[:5], 7, "max_pairs"))
     with pytest.raises(ValueError, match="^concat needs one or more parts with the same iters_per_block$"):
         PairedSamples.concat([])
+
+
+def test_a_comparison_summarizes_with_its_configs_resamples():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    base = tuple(1000.0 * np.exp(rng.normal(0.7, 0.1, 40)))
+    c = comparison(samples=PairedSamples(base, (1000.0,) * 40, 1, "max_pairs"), solution=None,
+                   config={"n_resamples": 300, "confidence": 0.9})
+    assert c.summary == stats.summarize(base, (1000.0,) * 40, seed=17, confidence=0.9, n_resamples=300) != \
+        stats.summarize(base, (1000.0,) * 40, seed=17, confidence=0.9)

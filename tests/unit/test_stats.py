@@ -365,3 +365,69 @@ def test_a_degenerate_bootstrap_is_the_value_itself():
     assert 2.0 <= lo < hi <= 3.0 + 1e-12
     lo, hi = stats.bootstrap_ci([2.0, 2.0, 3.0], [1.0, 1.0, 1.0], seed=1)
     assert lo < hi
+
+
+@pytest.mark.parametrize("base,cand,message", [
+    ([1.0, 2.0], [1.0], r"^paired samples need equal 1-D lengths, got \(2,\) and \(1,\)$"), ([], [], "^no samples$"),
+    ([1.0, float("nan")], [1.0, 1.0], "^times must be finite$"), ([1.0, 1.0], [1.0, float("inf")], "^times must be finite$"),
+    ([0.0], [1.0], "^times must be positive$"), ([1.0], [0.0], "^times must be positive$"),
+])
+def test_bad_samples_say_what_is_wrong(base, cand, message):
+    with pytest.raises(ValueError, match=message):
+        stats.log_ratios(base, cand)
+    assert stats.log_ratios([2, 4], [1, 1]).dtype == np.float64   # integers are times too
+
+
+def test_mad_outliers_against_the_scaled_median_absolute_deviation():
+    # median 3, unscaled MAD 1: beyond 5 x 1.4826 = 7.41 from 3 (k = 5 by default)
+    v = [2.0, 2.0, 2.0, 3.0, 3.0, 3.0, 4.0, 4.0, 4.0, 10.0, 10.5, -47.0]
+    assert stats.mad_outliers(v) == (10, 11)
+    assert stats.mad_outliers(v, k=4.0) == (9, 10, 11)
+    assert stats.mad_outliers([3, 3, 3, 3, 8]) == (4,)   # no spread at all: whatever differs
+    assert stats.mad_outliers([3, 3, 3, 3]) == ()
+
+
+def test_hodges_lehmann_and_wilcoxon_on_the_corrected_pairs():
+    from scipy import stats as sps
+
+    from perfbench.core import crossover
+
+    base, cand, labels, orders = _two_processes_two_periods()
+    lr = crossover.corrected(stats.log_ratios(base, cand), list(orders), list(labels))
+    walsh = [(lr[i] + lr[j]) / 2 for i in range(lr.size) for j in range(i, lr.size)]
+    assert stats.hodges_lehmann(base, cand, list(orders), list(labels)) == pytest.approx(math.exp(np.median(walsh)))
+    assert stats.wilcoxon_p(base, cand, list(orders), list(labels)) == pytest.approx(sps.wilcoxon(lr).pvalue)
+    assert stats.wilcoxon_p([1.0, 1.0], [1.0, 1.0]) == 1.0
+
+
+def test_the_quick_ci_is_the_order_statistics_of_the_corrected_pairs():
+    from perfbench.core import crossover
+
+    base, cand, _, orders = _two_processes_two_periods()
+    lr = crossover.corrected(stats.log_ratios(base, cand), list(orders))
+    q = stats.quick_ci(base, cand, list(orders))
+    lo, hi = crossover.order_statistic_ci(lr, 0.95)
+    assert (q.value, q.low, q.high, q.confidence) == (pytest.approx(math.exp(np.median(lr))), pytest.approx(math.exp(lo)),
+                                                      pytest.approx(math.exp(hi)), 0.95)
+    assert stats.quick_ci(base[:5], cand[:5]) is None
+
+
+def test_a_samples_record_holds_float_tuples_whatever_it_was_given():
+    from perfbench.core.results import PairedSamples
+
+    s = PairedSamples([2, 3], [1, 1], 1, "max_pairs", processes=[0, 1], baseline_first=[True, False])
+    assert (s.baseline_ns, s.candidate_ns, s.processes, s.baseline_first) == ((2.0, 3.0), (1.0, 1.0), (0, 1),
+                                                                              (True, False))
+    assert all(type(x) is float for x in s.baseline_ns + s.candidate_ns)
+    for kwargs, message in ((dict(candidate_ns=[1.0]), "^baseline and candidate need the same number of pairs$"),
+                            (dict(processes=[0]), r"^processes must hold one process number \(an int >= 0\) per pair$"),
+                            (dict(baseline_first=[1, 0]), "^baseline_first must hold one bool per pair$")):
+        with pytest.raises(ValueError, match=message):
+            PairedSamples(**dict(dict(baseline_ns=[2.0, 3.0], candidate_ns=[1.0, 1.0], iters_per_block=1,
+                                      stop_reason="x"), **kwargs))
+    with pytest.raises(ValueError, match="^no pairs$"):
+        PairedSamples((), (), 1, "x")
+    with pytest.raises(ValueError, match="^a t interval over processes needs at least 2 processes$"):
+        stats.process_t_interval([2.0])
+    with pytest.raises(ValueError, match="^need one or more estimates at one confidence$"):
+        stats.geometric_mean([])

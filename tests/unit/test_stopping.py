@@ -224,3 +224,21 @@ def test_a_looks_bootstrap_is_the_runs_seed_and_2000_resamples():
     assert other != summary.speedup.high
     between = StoppingRule(5, (summary.speedup.high + other) / 2, target_r_ci=None, target_rel_ci=0.0)
     assert interim_decision(parts, between, seed=3) == ("r_perf_zero" if summary.speedup.high < other else None)
+
+
+def test_a_look_uses_the_resamples_it_is_given():
+    import numpy as np
+
+    from perfbench.core import stats
+
+    rng = np.random.default_rng(9)
+    lr = rng.normal(0.7, 0.08, 12)
+    parts = [PairedSamples(tuple(1000.0 * np.exp(rng.permutation(lr))), (1000.0,) * 12, 1, "max_pairs",
+                           processes=(j,) * 12) for j in range(3)]
+    s = PairedSamples.concat(parts)
+    conf = StoppingRule(5, 4.0).look_confidence
+    high = {n: stats.summarize(s.baseline_ns, s.candidate_ns, seed=3, confidence=conf, processes=s.processes,
+                               n_resamples=n).speedup.high for n in (2000, 2001)}
+    between = StoppingRule(5, (high[2000] + high[2001]) / 2, target_r_ci=None, target_rel_ci=0.0)
+    assert interim_decision(parts, between, seed=3, n_resamples=2001) == \
+        ("r_perf_zero" if high[2001] < high[2000] else None)
