@@ -483,3 +483,15 @@ def test_the_structural_rules_at_their_last_edges():
     # an input left with its bytes but another shape was modified
     assert [f.reason for f in inputs_unchanged((torch.zeros(2, 2),), [record_of(torch.zeros(4))])] == \
         ["correctness.input_mutated"]
+
+
+def test_the_element_wise_bound_holds_beside_a_matching_nan_and_an_empty_input_aliases_nothing():
+    """A NaN where the reference has one sends the check to the element-wise analysis: an element
+    exactly at the tolerance there is still within it."""
+    ref = torch.ones(101, dtype=torch.float64)
+    ref[0] = float("nan")
+    got = torch.ones(101)
+    got[0], got[7] = float("nan"), 1.75
+    assert check_output(record_of(got), got, ref, Tolerance(0.5, 0.25)) == []
+    out = torch.zeros(8)
+    assert not correctness.aliases_any(out, [out[3:3]])   # an empty view of its storage

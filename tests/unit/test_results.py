@@ -365,3 +365,13 @@ def test_a_comparison_summarizes_with_its_configs_resamples():
                    config={"n_resamples": 300, "confidence": 0.9})
     assert c.summary == stats.summarize(base, (1000.0,) * 40, seed=17, confidence=0.9, n_resamples=300) != \
         stats.summarize(base, (1000.0,) * 40, seed=17, confidence=0.9)
+
+
+def test_a_comparison_without_resamples_configured_takes_2000():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    base = tuple(1000.0 * np.exp(rng.normal(0.7, 0.1, 40)))
+    c = comparison(samples=PairedSamples(base, (1000.0,) * 40, 1, "max_pairs"), solution=None, config={})
+    assert c.summary == stats.summarize(base, (1000.0,) * 40, seed=17, n_resamples=2000) != \
+        stats.summarize(base, (1000.0,) * 40, seed=17, n_resamples=2001)

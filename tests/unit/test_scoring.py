@@ -171,3 +171,10 @@ def test_the_noise_gates_pass_exactly_at_max_noise_r():
     assert math.log(spread) / math.log(s) == MAX_NOISE_R
     assert gate_stable(Stability((1.0, spread), ((0.9, 1.1),) * 2), s).ok
     assert gate_starter_not_faster(spread, spread, s).ok
+
+
+def test_gate_stable_says_the_spread_in_percent():
+    from perfbench.core.stats import Stability
+
+    g = gate_stable(Stability((2.0, 2.2), ((1.98, 2.06), (2.18, 2.27))), 2.1)
+    assert g.detail.startswith("worker processes' speedups spread 10.0% (a process's own CI ")

@@ -431,3 +431,54 @@ def test_a_samples_record_holds_float_tuples_whatever_it_was_given():
         stats.process_t_interval([2.0])
     with pytest.raises(ValueError, match="^need one or more estimates at one confidence$"):
         stats.geometric_mean([])
+
+
+def test_summarize_finds_outliers_and_its_ci_on_the_per_process_corrected_pairs():
+    """Three processes holding the same pairs (their medians agree: the t interval is a point) with
+    a period effect of 10%, one pair 0.3 off: found once each process's effect is removed, and the
+    CI is the cluster bootstrap's with the orders."""
+    from perfbench.core import crossover
+
+    rng = np.random.default_rng(13)
+    core_lr = 0.5 + rng.permutation(np.linspace(-0.01, 0.01, 16))
+    orders = np.array([k % 4 in (0, 3) for k in range(16)] * 3)
+    labels = np.repeat([0, 1, 2], 16)
+    lr = np.tile(core_lr, 3) + np.where(orders, 0.1, -0.1)
+    lr[5] += 0.3
+    cand = np.full(48, 1000.0)
+    base = cand * np.exp(lr)
+    o, lab = list(orders), list(labels)
+    s = stats.summarize(base, cand, seed=2, processes=lab, baseline_first=o, n_resamples=400)
+    assert s.outliers == stats.mad_outliers(crossover.corrected(lr, o, lab)) == (5,)
+    assert stats.mad_outliers(crossover.corrected(lr, o)) != (5,) or stats.mad_outliers(lr) != (5,)
+    b = stats.cluster_bootstrap_ci(base, cand, lab, seed=2, baseline_first=o, n_resamples=400)
+    t = stats.process_t_interval(s.stability.process_speedups)
+    assert (s.speedup.low, s.speedup.high) == (min(b[0], t[0]), max(b[1], t[1]))
+    unordered = stats.cluster_bootstrap_ci(base, cand, lab, seed=2, n_resamples=400)
+    assert unordered[0] < min(b[0], t[0]) and unordered[1] > max(b[1], t[1])   # the orders narrow it
+
+
+def test_the_unordered_bootstrap_at_the_asked_confidence():
+    rng = np.random.default_rng(3)
+    base, cand = 1000.0 * np.exp(rng.normal(0.7, 0.1, 40)), np.full(40, 1000.0)
+    lo80, hi80 = stats.bootstrap_ci(base, cand, seed=1, confidence=0.8)
+    lo95, hi95 = stats.bootstrap_ci(base, cand, seed=1)
+    assert lo95 < lo80 < hi80 < hi95
+
+
+@pytest.mark.parametrize("constant", ["ab", "ba"])
+def test_welchs_test_with_one_order_constant(constant):
+    from scipy import stats as sps
+
+    from perfbench.core.crossover import estimate
+
+    rng = np.random.default_rng(6)
+    first = np.array([True] * 6 + [False] * 9)
+    lr = np.where(first, 0.05, -0.05)
+    varied = rng.normal(0, 0.03, 15)
+    lr = lr + np.where(first, 0.0, varied) if constant == "ab" else lr + np.where(first, varied, 0.0)
+    p = estimate(lr, first, confidence=0.9)
+    welch = sps.ttest_ind(lr[first], lr[~first], equal_var=False)
+    assert p.p_value == pytest.approx(welch.pvalue, rel=1e-9)
+    lo, hi = welch.confidence_interval(0.9)
+    assert (p.low, p.high) == (pytest.approx(lo / 2, rel=1e-9), pytest.approx(hi / 2, rel=1e-9))
