@@ -24,10 +24,16 @@ test: install
 validation: install
 	$(VENV)/bin/python -m pytest -q -m validation tests/integration/test_shipped_tasks.py
 
+# Mutation score of the pure layer (#63; ~15-30 min, not in CI): mutmut over [tool.mutmut]'s files in a
+# copy of the checkout, the survivors printed against benchmarks/equivalent_mutants.txt.
+mutation: install
+	$(PIP) mutmut==3.8.1
+	$(VENV)/bin/python benchmarks/mutation_score.py
+
 # Optional: Scorch (docs/scorch.md) from the user's own clone.  Only an editable install without
 # build isolation works: its setup.py imports torch, and at import it looks for its source tree.
 scorch: install
 	@test -n "$(SCORCH_SRC)" || { echo "usage: make scorch SCORCH_SRC=/path/to/scorch-clone" >&2; exit 2; }
 	$(VENV)/bin/pip install -q -c constraints.txt --no-build-isolation -e "$(SCORCH_SRC)"
 
-.PHONY: install demo test validation scorch
+.PHONY: install demo test validation mutation scorch
