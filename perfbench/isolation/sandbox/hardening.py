@@ -80,9 +80,9 @@ def set_oom_score(value: int) -> bool:
 
 def harden_process(keep: set[int]) -> None:
     """Before anything else runs in a worker (or the zygote every worker is forked from): the
-    kernel's first pick when memory runs out, only the fds it was given, freed memory kept in the heap, files bounded, no writable directory on
-    sys.path, no kernel keyrings and no userfaultfd (syscall_filter.py; the probe records
-    whether it holds)."""
+    kernel's first pick when memory runs out, only the fds it was given, freed memory kept in the
+    heap, files bounded, no writable directory on sys.path, no kernel keyrings and no userfaultfd
+    (syscall_filter.py; the probe records whether it holds)."""
     from .syscall_filter import deny_syscalls
 
     drop_working_directory_from_path()
