@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -29,21 +30,23 @@ pytestmark = pytest.mark.slow
 
 
 # A scorer's processes: warm parents, zygotes and workers (and what they forked), its orphan
-# guard, and a batch's row scorer.
+# guard, and a batch's row scorer; each test's scorer runs with a tag of its own in its
+# environment, which all of them inherit, so another perfbench run on the machine is not counted.
 _OURS = re.compile(rb"perfbench[./](isolation|cli|batch)")
+TAG_VAR = "PERFBENCH_KILL_TEST"
 
 
-def perfbench_processes() -> set[int]:
-    """Every process a scorer may start, by its command line; this test's own process excepted."""
-    found = set()
+def tagged_processes(tag: str) -> set[int]:
+    """Every perfbench process (by its command line) whose environment carries `tag`."""
+    found, mark = set(), f"{TAG_VAR}={tag}".encode()
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != os.getpid():
             try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                if _OURS.search(Path(f"/proc/{entry}/cmdline").read_bytes()) and \
+                        mark in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                    found.add(int(entry))
             except OSError:
                 continue
-            if _OURS.search(cmdline):
-                found.add(int(entry))
     return found
 
 
@@ -56,12 +59,11 @@ def owned_by(scorers: set[int]) -> tuple[list[str], list[str]]:
     return [c for c in cgroups if any(t in c for t in tags)], [d for d in temp if any(t in Path(d).name for t in tags)]
 
 
-def left_behind(scorers: set[int], before: set[int]) -> dict[str, list]:
+def left_behind(scorers: set[int], tag: str) -> dict[str, list]:
     """What is still there `SETTLE_S` after the kill, polled so a clean case returns at once."""
     deadline = time.monotonic() + SETTLE_S
     while True:
-        alive = sorted(p for p in perfbench_processes() - before if Path(f"/proc/{p}").exists()
-                       and "Z" not in _state(p))
+        alive = sorted(p for p in tagged_processes(tag) if "Z" not in _state(p))
         cgroups, dirs = owned_by(scorers)
         if not (alive or cgroups or dirs) or time.monotonic() > deadline:
             return {"processes": [(p, _cmdline(p)) for p in alive], "cgroups": cgroups, "dirs": dirs}
@@ -89,10 +91,11 @@ def _cmdline(pid: int) -> str:
     ("the live solution's blocks", "timing AB-BA pairs, the solution's", 0.3, ["--s-ref", "live"]),
 ])
 def test_a_scorer_killed_leaves_nothing(where, line, after_s, args, sandboxable):
-    before = perfbench_processes()
+    tag = uuid.uuid4().hex
     scorer = subprocess.Popen([sys.executable, "-m", "perfbench.cli.main", "score", str(TASK), str(TASK / "solution.py"),
                                "--processes", "3", "--pairs", "10", *args], cwd=REPO,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, **{TAG_VAR: tag}))
     said = []
     try:
         for said_line in scorer.stderr:
@@ -105,24 +108,27 @@ def test_a_scorer_killed_leaves_nothing(where, line, after_s, args, sandboxable)
         assert scorer.poll() is None, said
         made = owned_by({scorer.pid})
         assert made[0] and made[1], f"nothing to leave behind at {where}? {made}"
+        running = tagged_processes(tag)   # the scorer and what it started: the count is not vacuous
+        assert scorer.pid in running and len(running) >= 3, running
         os.kill(scorer.pid, signal.SIGKILL)
         scorer.wait()
     finally:
         if scorer.poll() is None:
             scorer.kill()
             scorer.wait()
-    left = left_behind({scorer.pid}, before)
+    left = left_behind({scorer.pid}, tag)
     assert left == {"processes": [], "cgroups": [], "dirs": []}, (where, left)
 
 
-def test_a_batch_row_killed_on_its_timeout_and_retried_leaves_nothing(tmp_path, sandboxable):
+def test_a_batch_row_killed_on_its_timeout_and_retried_leaves_nothing(tmp_path, sandboxable, monkeypatch):
     """score-batch's timeout path: the row's scorer process is SIGKILLed when no record came in
     time, and the retry too; each attempt's cgroups, directories and workers go with it."""
     from perfbench.batch.manifest import BatchRow
     from perfbench.batch.row import BatchOptions
     from perfbench.batch.runner import RowServer, score_with_retries
 
-    before = perfbench_processes()
+    tag = uuid.uuid4().hex
+    monkeypatch.setenv(TAG_VAR, tag)   # (the row scorer inherits this process's environment)
     server = RowServer(BatchOptions(s_ref=1.5))
     scorers: set[int] = set()
     start = server._start
@@ -140,5 +146,5 @@ def test_a_batch_row_killed_on_its_timeout_and_retried_leaves_nothing(tmp_path, 
     assert record.error_kind == "infrastructure" and record.attempts == 2, record
     assert re.search(r"no record within 4 s", record.error), record.error
     assert len(scorers) == 2
-    left = left_behind(scorers, before)
+    left = left_behind(scorers, tag)
     assert left == {"processes": [], "cgroups": [], "dirs": []}, left
