@@ -98,3 +98,17 @@ def test_what_the_scorer_removed_itself_is_forgotten(tmp_path):
     watched.add("pid not-a-pid")
     watched.add("bogus line")
     assert watched.size() == 2
+
+
+def test_a_killed_guard_is_replaced_at_the_next_watch(tmp_path):
+    """A guard killed under the scorer (EPIPE on its pipe) is not left dead for the rest of a
+    long-lived process: the next watch starts a fresh one, which then guards what follows."""
+    g = orphan_guard.OrphanGuard()
+    g.watch_dir(tmp_path / "first")
+    first = g.pid
+    os.kill(first, signal.SIGKILL)
+    os.waitpid(first, 0)
+    g.watch_dir(tmp_path / "lost")        # EPIPE: left to the next run's sweep
+    g.watch_dir(tmp_path / "second")
+    assert g.pid is not None and g.pid != first and not _gone(g.pid)
+    g._forget()   # (closing the pipe ends the new guard: nothing of the test's is there to remove)

@@ -136,8 +136,16 @@ class OrphanGuard:
                 if self._fd < 0:
                     self._start()
                 os.write(self._fd, f"{kind} {value}\n".encode())   # < PIPE_BUF: one write, whole
-            except OSError:   # no guard (it could not start, or was killed): the next run's sweep
-                pass
+            except OSError:
+                # No guard: it could not start, or it was killed (EPIPE).  This entry is left to
+                # the next run's sweep; the next watch starts a fresh guard.
+                self._forget()
+
+    def _forget(self) -> None:
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+        self._fd, self.pid = -1, None
 
     def _start(self) -> None:
         read, write = os.pipe()   # (both close-on-exec: the guard gets the read end as its stdin only)
@@ -157,10 +165,7 @@ class OrphanGuard:
         self._fd = write
 
     def _after_fork_in_child(self) -> None:
-        if self._fd >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
-        self._fd, self.pid = -1, None
+        self._forget()
         self._lock = threading.Lock()
 
 

@@ -161,9 +161,15 @@ def sweep_stale_private_dirs(parent: str) -> list[str]:
 def worker_log_dir() -> Path:
     """A fresh directory for a worker's (or a zygote's) log, in the temp directory, named with
     this scorer's owner tag so that a later scorer removes it should this one be killed first."""
-    parent = tempfile.gettempdir()
+    return Path(_owned_temp_dir("perfbench-worker", tempfile.gettempdir()))
+
+
+def _owned_temp_dir(kind: str, parent: str) -> str:
+    """A fresh directory `kind-<owner tag>-XXXXXXXX` under `parent`: those of scorers gone are
+    swept first, and this one is told to the orphan guard, so that neither a killed scorer's
+    guard nor, failing that, the next scorer leaves it behind."""
     sweep_stale_private_dirs(parent)
-    d = Path(tempfile.mkdtemp(prefix=f"perfbench-worker-{owner_tag()}-", dir=parent))
+    d = tempfile.mkdtemp(prefix=f"{kind}-{owner_tag()}-", dir=parent)
     guard().watch_dir(d)
     return d
 
@@ -192,9 +198,7 @@ def plan_sandbox(label: str, *, untrusted: bool, hide: tuple[str, ...] = (), exp
     if view is not None:   # never inside an exposed directory (a TMPDIR in the venv): its own mount
         tmp = os.path.realpath(tempfile.gettempdir())
         parent = "/tmp" if any(under(tmp, p) for p in view.expose) else tmp
-        sweep_stale_private_dirs(parent)
-        private = tempfile.mkdtemp(prefix=f"perfbench-sandbox-{label}-{owner_tag()}-", dir=parent)
-        guard().watch_dir(private)
+        private = _owned_temp_dir(f"perfbench-sandbox-{label}", parent)
         if view.uid is None:   # a file of the caller's closed to others (a 0600 temp file): a copy
             copies = readable_copies(tuple(expose), private)
             if copies:
