@@ -28,9 +28,10 @@ Left to the next run (cgroup.sweep_stale, plan.sweep_stale_private_dirs, by the 
 their names): what a scorer made in the microseconds before it told the guard, and everything
 of a scorer whose guard was killed too (a kill of the whole cgroup the scorer ran in).
 
-Standard library only: the guard runs as `python -I -S` on this file (~20 ms to start; importing
-perfbench would import numpy).  The scorer imports it as a module for `guard()` and the cgroup
-helpers, which WorkerCgroup uses too, so there is one way to empty and remove a cgroup.
+Standard library only: the guard runs as `python -I -S` on this file (importing perfbench would
+import numpy, on the cores the zygotes are starting on).  The scorer imports it as a module for
+`guard()` and the cgroup helpers, which WorkerCgroup uses too, so there is one way to empty and
+remove a cgroup.
 """
 from __future__ import annotations
 
