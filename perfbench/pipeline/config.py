@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
+from ..core.score_key import ScoreKey
 from ..device.clocks import ClockRequest
 from ..task.bench_configs import S_REF_AUTO, S_REF_POLICIES
 from ..timing.sampler import SamplerConfig
@@ -119,8 +120,6 @@ class RunSetup:
     cfg: ScoreConfig
     sampler: SamplerConfig
     threading: CpuThreading | None
-    init_seed: int
-    probe_seed: int
-    master: int
+    key: ScoreKey
     solution_file: Path | None = None   # s_ref live: the task's solution, timed against the baseline too
     gate: bool = True                   # the untimed process runs the correctness gate (GPU MODE: the first benchmark's)

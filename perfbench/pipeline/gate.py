@@ -2,13 +2,11 @@
 side into its worker, the candidate's sandboxed worker; `gate_only`, the gate without timing."""
 from __future__ import annotations
 
-import secrets
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import numpy as np
-
 from ..core.errors import CandidateRejected
+from ..core.score_key import ScoreKey
 from ..device.check import check_device
 from ..isolation.processes.cpu_threads import CpuThreading
 from ..isolation.processes.worker_handle import WorkerClient
@@ -22,10 +20,6 @@ from ..task.program import TaskProgram
 from ..task.spec import TaskSpec, load_task
 from .config import ScoreConfig
 from .sandboxes import candidate_files
-
-
-def derive_seeds(master: int, n: int) -> list[int]:
-    return [int(x) for x in np.random.SeedSequence(master).generate_state(n, dtype=np.uint64) >> np.uint64(2)]
 
 
 def task_tolerance(spec: TaskSpec) -> Tolerance | None:
@@ -131,7 +125,8 @@ def gate_only(task: str | Path, candidate: str | Path, config: ScoreConfig | Non
     cfg = config or ScoreConfig()
     spec = load_task(task)
     device = check_device(cfg.device or spec.device)
-    init_seed, probe_seed, *seeds = derive_seeds(secrets.randbits(62), 2 + cfg.check_seeds)
+    key = ScoreKey.fresh()
+    init_seed, probe_seed, seeds = key.init_seed, key.probe_seed, key.check_seeds(cfg.check_seeds)
     program = TaskProgram(spec, device, init_seed=init_seed)
     with candidate_worker(spec, Path(candidate), cfg) as w:
         try:

@@ -11,13 +11,13 @@ share the machine's cores instead of the zygotes' starting only after the scorer
 from __future__ import annotations
 
 import contextlib
-import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..core import heap
 from ..core.errors import UsageError
 from ..core.results import VERDICT_SCORED, ScoreResult
+from ..core.score_key import ScoreKey
 from ..device import lease as device_lease
 from ..device.check import check_device
 from ..isolation.processes.cpu_threads import CpuThreading
@@ -47,10 +47,10 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
     cand_path = Path(candidate)
     if not cand_path.is_file():
         raise UsageError(f"{candidate}: no such file")
-    master = cfg.seed if cfg.seed is not None else secrets.randbits(62)
+    key = ScoreKey.from_seed(cfg.seed) if cfg.seed is not None else ScoreKey.fresh()
     say = log or (lambda msg: None)
     if spec.kind == "impl":
-        return _score_impl(spec, cand_path, device, master, cfg, say)
+        return _score_impl(spec, cand_path, device, key.timing, cfg, say)
     # Held for the whole run: no other perfbench measurement shares these cores or this GPU.
     with device_lease.acquire(device, spec.threads, waiting=say) as lease, contextlib.ExitStack() as held:
         threading = CpuThreading.for_task(spec.threads, spec.omp_wait_policy, lease.cpus) if device == "cpu" else None
@@ -64,7 +64,7 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
         # own imports now overlap.
         from .score_processes import score_perf
 
-        return score_perf(spec, cand_path, device, master, cfg, start, say, progress, baselines)
+        return score_perf(spec, cand_path, device, key, cfg, start, say, progress, baselines)
 
 
 def _score_impl(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,

@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..core import stats, tamper
 from ..core.errors import CandidateRejected, UsageError
+from ..core.score_key import ScoreKey
 from ..core.results import S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, BenchmarkComparison, ComparisonResult, PairedSamples, Reason, ScoreResult
 from ..core.stopping import StoppingRule, interim_decision
 from ..device.device_session import device_session
@@ -33,7 +34,7 @@ from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
 from .baseline_pool import BaselinePool
 from .config import RunSetup, ScoreConfig
-from .gate import derive_seeds, gate, load_side, task_tolerance
+from .gate import gate, load_side, task_tolerance
 from .process_checks import (baseline_alone, block_diagnostics, check_tampering, clock_warnings, isolation_record,
                              merge_diagnostics, side_stream_gate)
 from .sandboxes import ScorerStart
@@ -74,19 +75,19 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datet
     raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")
 
 
-def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,
+def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg: ScoreConfig,
                start: ScorerStart, say: Callable[[str], None], progress: ProgressFn | None,
                baselines: BaselinePool | None, workers: Workers | None = None) -> ScoreResult:
     """A perf task's score, on the cores of the device lease `score` holds; CPU workers forked
     from the zygotes `score` started (sandboxes.start_scorer), unless `workers` gives them."""
     threading = start.threading
     workers = workers or ForkedWorkers(start.servers, baselines, start.nondumpable)
-    init_seed, probe_seed, *check_seeds = derive_seeds(master, 2 + cfg.check_seeds)
-    program = TaskProgram(spec, device, init_seed=init_seed)
+    check_seeds = key.check_seeds(cfg.check_seeds)
+    program = TaskProgram(spec, device, init_seed=key.init_seed)
     fp = fingerprint(device)
     s_ref, s_ref_source, warnings, calibration = _s_ref(spec, device, fp, cfg)
     sampler_cfg = _sampler_config(spec, cfg)
-    base = dict(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device, seed=master,
+    base = dict(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device, seed=key.timing,
                 overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
     baseline_file = {FORMAT_KERNELBENCH: spec.root, FORMAT_GPUMODE: spec.file("reference")}.get(
         spec.format, spec.file("baseline"))
@@ -99,8 +100,8 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: S
             base["warnings"] += (f"{spec.name} asks for {spec.threads} threads; this process may use only "
                                  f"{len(threading.cpus)} cores, so threads share them",)
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
-    setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, init_seed,
-                     probe_seed, master, solution_file)
+    setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, key,
+                     solution_file)
     rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci,
                         cfg.stop_min_processes)
     if not spec.benchmarks:
@@ -132,7 +133,7 @@ def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dic
     """The worker processes of one timed size: its comparison, the checks run and the
     candidate's log; or the rejection.  Adds what the processes found (warnings, the sandbox,
     the clock control) and its own warnings to `base`."""
-    spec, device, cfg, sampler_cfg, master = setup.spec, setup.device, setup.cfg, setup.sampler, setup.master
+    spec, device, cfg, sampler_cfg, master = setup.spec, setup.device, setup.cfg, setup.sampler, setup.key.timing
     run = TimingRun(setup, say, progress, workers, baselines)
     decision, rejection = None, None
     try:
@@ -253,7 +254,7 @@ class TimingRun:
     def _baseline_alone(self, base_side: Side) -> list[float]:
         if self.baselines is not None and self.baselines.alone_ns is not None:
             return self.baselines.alone_ns   # measured before the first candidate of this batch
-        before = baseline_alone(base_side, self.setup.sampler, derive_seeds(self.setup.master ^ 0x5A5A, 1)[0])
+        before = baseline_alone(base_side, self.setup.sampler, self.setup.key.baseline_alone_seed())
         if self.baselines is not None:
             self.baselines.alone_ns = before
         return before
@@ -286,11 +287,11 @@ class TimingRun:
                     SideSettings(cfg.call_timeout_s, task_tolerance(spec), cfg.timed_check_fraction,
                                  cfg.timed_check_budget,
                                  su.threading.spare_cores() if su.threading else None), base_w, cand,
-                    su.probe_seed, sol_w)
-                load_side(base_w, spec, su.device, su.baseline_file, cfg, su.init_seed, su.probe_seed,
+                    su.key.probe_seed, sol_w)
+                load_side(base_w, spec, su.device, su.baseline_file, cfg, su.key.init_seed, su.key.probe_seed,
                           self.timing_mode or "events")
                 if sol_w is not None:
-                    load_side(sol_w, spec, su.device, su.solution_file, cfg, su.init_seed, su.probe_seed,
+                    load_side(sol_w, spec, su.device, su.solution_file, cfg, su.key.init_seed, su.key.probe_seed,
                               self.timing_mode or "events")
                 yield _Workers(cand, base_w, base_side, make_cand_side, make_sol_side)
             finally:
@@ -299,7 +300,7 @@ class TimingRun:
     def _load_candidate(self, w: _Workers) -> Side:
         su = self.setup
         self.say("loading candidate")
-        load_side(w.cand, su.spec, su.device, su.cand_path, su.cfg, su.init_seed, su.probe_seed,
+        load_side(w.cand, su.spec, su.device, su.cand_path, su.cfg, su.key.init_seed, su.key.probe_seed,
                   self.timing_mode or "events")
         return w.make_cand_side()
 
@@ -360,7 +361,7 @@ class TimingRun:
         su = self.setup
         others = {CANDIDATE: cand_side} if sol_side is None else {CANDIDATE: cand_side, SOLUTION: sol_side}
         parts = sample_interleaved(base_side, others, su.sampler.per_process(su.cfg.processes),
-                                   seed=su.master if j == 0 else derive_seeds(su.master ^ 0xB10C, j + 1)[j],
+                                   seed=su.key.process_seed(j),
                                    progress=progress, monitor=monitor,
                                    iters=self.parts[0].iters_per_block if self.parts else None,
                                    pair_end=cand_side.end_pair)

@@ -34,7 +34,7 @@ from ..isolation.wire.arena import DEVICES, DTYPES, KIND_DEVICE, KIND_EXPECTED, 
 from ..isolation.wire.protocol import Op
 from ..task.correctness import OutputRecord, Tolerance, record_of
 from ..task.program import TaskProgram
-from ..timing.inprocess import iteration_seed
+from ..core.score_key import iteration_seed
 from .cuda_side import expected_outputs, reported_block_ns, should_check, verify_call
 
 NULL_BLOCKS = 5   # null blocks per block size: the median is the overhead subtracted

@@ -26,7 +26,7 @@ from ..isolation.wire.protocol import Op, ProtocolError, decode_values
 from ..task.correctness import Failure, OutputRecord, Tolerance, check_outputs, inputs_unchanged
 from ..task.program import TaskProgram
 from ..timing.checksum import digest_pair
-from ..timing.inprocess import iteration_seed
+from ..core.score_key import iteration_seed
 
 
 def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],

@@ -5,14 +5,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import CandidateRejected, UsageError
+from ..core.score_key import iteration_seed
 from ..task.output_signature import signature
 from ..task.user_files import describe_exception
 from .timers import Timer
-
-
-def iteration_seed(block_seed: int, k: int) -> int:
-    """Seed of iteration k of a block: every iteration gets fresh inputs."""
-    return (block_seed * 1_000_033 + k) % (1 << 62)
 
 
 class InProcessSide:

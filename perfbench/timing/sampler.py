@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core import stats
 from ..core.results import PairedSamples
+from ..core.score_key import block_seed, keyed_seed
 from .schedule import BASELINE, CANDIDATE, pair_orders
 
 # A run stops only after a whole quad (ABBA or BAAB), so that every stopping point is balanced.
@@ -103,11 +104,6 @@ PairEnd = Callable[[], None]
 Clock = Callable[[], float]
 
 
-def _block_seed(master: int, pair: int) -> int:
-    # Both sides of a pair see the same inputs (a paired design); pairs see different ones.
-    return (master * 1_000_003 + pair * 7919 + 1) % (1 << 62)
-
-
 def grown_iters(iters: int, block_s: float, cfg: SamplerConfig) -> int | None:
     """A block of `iters` calls took `block_s`: the next, larger block size that should reach
     cfg.min_block_s (at most 64x larger, at least 2x), or None once it is long enough."""
@@ -191,9 +187,9 @@ def interleaved_slots(seed: int, n_rounds: int, labels: tuple[str, ...]) -> list
     comparison's pairs follow their own quads (schedule.pair_orders), so every comparison is an
     AB-BA crossover of adjacent blocks, as with one comparison (whose pairs are exactly
     sample_pairs' before there were several)."""
-    orders = {label: pair_orders(seed if c == 0 else (seed * 0x9E3779B1 + c) % (1 << 62), n_rounds)
+    orders = {label: pair_orders(seed if c == 0 else keyed_seed(seed, "order", c), n_rounds)
               for c, label in enumerate(labels)}
-    rng = np.random.default_rng((seed % (1 << 62), 0x5107))
+    rng = np.random.default_rng(keyed_seed(seed, "rounds"))
     slots = []
     for r in range(n_rounds):
         slots.extend((labels[k], orders[labels[k]][r]) for k in rng.permutation(len(labels)))
@@ -234,7 +230,7 @@ def sample_interleaved(baseline: Side, others: dict[str, Side], cfg: SamplerConf
     limit = cfg.max_pairs + cfg.max_pairs % _PAIR_STEP
     slots = interleaved_slots(seed, limit, labels)
     per_round = len(labels)
-    iters = _warm_up_and_size([baseline, *others.values()], cfg, _block_seed(seed, -1), clock, iters, pair_end)
+    iters = _warm_up_and_size([baseline, *others.values()], cfg, block_seed(seed, -1), clock, iters, pair_end)
     runs = {label: _Run() for label in labels}
     discarded = 0
     start = clock()
@@ -246,7 +242,7 @@ def sample_interleaved(baseline: Side, others: dict[str, Side], cfg: SamplerConf
         for side in order:
             if monitor is not None:
                 monitor.begin()
-            times[side] = sides[side if side == BASELINE else label].run_block(iters, _block_seed(seed, k))
+            times[side] = sides[side if side == BASELINE else label].run_block(iters, block_seed(seed, k))
             if monitor is not None:
                 seen.append(monitor.end())
         if pair_end is not None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from perfbench.core.errors import CandidateRejected, PerfbenchError, UsageError
 from perfbench.core.results import VERDICT_REJECTED, VERDICT_SCORED
+from perfbench.core.score_key import ScoreKey, block_seed
 from perfbench.isolation.processes.worker import _WorkerState, handlers
 from perfbench.isolation.sandbox.plan import Isolation
 from perfbench.isolation.wire.arena import SharedArena
@@ -31,6 +32,16 @@ from perfbench.timing.sampler import SamplerConfig
 from perfbench.timing.schedule import SOLUTION
 
 TASK = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_task"
+
+
+def _integers(value) -> list[int]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [n for v in value for n in _integers(v)] if isinstance(value, list) else []
 
 
 class InProcessWorker:
@@ -47,6 +58,7 @@ class InProcessWorker:
         self.worker_pid: int | None = None
         self.ops: list[str] = []
         self.starts: list[int] = []   # where each new block layout (STAGE) starts in the arena
+        self.received: list[int] = []   # every integer any request carried (#58: no secret)
         self._cpu_s = 0.0   # CPU this worker's own requests used: the tamper checks read it
 
     def start(self, timeout_s: float) -> Isolation:
@@ -58,6 +70,7 @@ class InProcessWorker:
     def request(self, op: Op, timeout_s: float, **fields) -> tuple[dict, list[bytes]]:
         req = json.loads(json.dumps(dict(fields, op=op)))   # what crosses the wire, as JSON does
         self.ops.append("null_run" if op is Op.RUN and fields.get("null") else str(op.value))
+        self.received.extend(_integers(req))
         if op is Op.STAGE and fields.get("layout"):
             self.starts.append(fields["layout"].get("start", 0))
         t0 = time.thread_time()
@@ -138,14 +151,14 @@ class InProcessWorkers:
         return {}
 
 
-def score(candidate: Path, monkeypatch, task: Path = TASK, **changes):
+def score(candidate: Path, monkeypatch, task: Path = TASK, key: ScoreKey | None = None, **changes):
     monkeypatch.chdir(task)
     cfg = ScoreConfig(**{"sampler": SamplerConfig(min_pairs=6, max_pairs=12, warmup_s=0.0), "seed": 11,
                          "s_ref": 1000.0, "sandbox": False, **changes})
     workers = InProcessWorkers()
     said: list[str] = []
-    result = score_perf(load_task(task), candidate, "cpu", cfg.seed, cfg, ScorerStart(None, {}, True), said.append,
-                        None, None, workers=workers)
+    result = score_perf(load_task(task), candidate, "cpu", key or ScoreKey.from_seed(cfg.seed), cfg,
+                        ScorerStart(None, {}, True), said.append, None, None, workers=workers)
     return result, workers, said
 
 
@@ -189,6 +202,31 @@ def test_a_whole_score_runs_the_gate_then_the_pairs_and_stops_once_the_reward_is
     assert result.isolation["missing"] == ["sandbox: an in-process fake worker"]
     assert result.warnings.count("sandbox layer missing: sandbox: an in-process fake worker") == 1
     assert result.clock_control["status"] == "not_applicable"
+
+
+def test_no_worker_is_handed_a_value_of_the_timing_key(monkeypatch):
+    """#58 (1): every integer any worker received in a whole score (the gate's pair and every
+    timed process, the candidate's and the baseline's).  Seeds are 62-bit; every one received is
+    the worker key's (the weight init, the probe), none of the timing key's, which derives the
+    gate's and every timed block's inputs.  What else a worker gets is small: sizes, counts,
+    timeouts, a block's in-page offset (< 4096: where its inputs, which it reads, start)."""
+    key = ScoreKey(timing=0x2A5F_0000_1234_5678, worker=0x1D00_0000_8765_4321)
+    result, workers, _ = score(TASK / "baseline.py", monkeypatch, key=key, stop_min_processes=2)
+    assert result.verdict == VERDICT_SCORED and result.seed == key.timing
+    received = [n for w in workers.made for n in w.received]
+    seeds = {n for n in received if abs(n) >= 1 << 32}
+    assert seeds == {key.init_seed, key.probe_seed}
+    assert max(abs(n) for n in received if n not in seeds) < 1 << 31
+    # and those two are not values of the timing key under any label the scorer uses
+    timing_values = {key.timing, *key.check_seeds(8), key.baseline_alone_seed(),
+                     *(key.process_seed(j) for j in range(4))}
+    timing_values |= {block_seed(s, k) for s in set(timing_values) for k in range(-1, 40)}
+    assert not seeds & timing_values
+    assert sum(w.ops.count("run") for w in workers.made) > 20   # (a whole score did run)
+    # nor depend on it: another timing key, the same worker key, the same seeds handed out
+    other, workers, _ = score(TASK / "baseline.py", monkeypatch, stop_min_processes=2,
+                              key=ScoreKey(timing=key.timing ^ 0x0F0F_0F0F_0F0F, worker=key.worker))
+    assert {n for w in workers.made for n in w.received if abs(n) >= 1 << 32} == seeds
 
 
 def test_by_default_a_settled_score_still_measures_three_processes(monkeypatch):

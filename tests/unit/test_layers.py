@@ -5,7 +5,7 @@ those inside functions too (a lazy import defers a dependency; it does not remov
 The layers, bottom to top (one folder each, or a few of equal rank):
 
     0 core       core/: errors, stats, scoring, tamper, results, crossover, stopping, version,
-                 host, procfs, heap.  No torch (test_core_never_imports_torch).
+                 host, procfs, heap, score_key.  No torch (test_core_never_imports_torch).
     1 task       task/
     2 timing     timing/ (timing/cuda/)
     3 device     device/

@@ -252,7 +252,7 @@ class _WorkerState:
     def prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         """Generate a block's fresh inputs; a separate request so the scorer's wall clock of
         'time' contains the calls and not the input generation."""
-        from ...timing.inprocess import iteration_seed
+        from ...core.score_key import iteration_seed
 
         self.pending = [self.program.make_inputs(iteration_seed(req["seed"], k), req["size"])
                         for k in range(req["iters"])]

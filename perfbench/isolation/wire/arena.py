@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from ...core import host
+from ...core.score_key import in_page_draw
 
 MAX_DIMS = 8
 # One output-table record: kind, data_ptr, dtype code, ndim, shape[MAX_DIMS], strides[MAX_DIMS].
@@ -161,7 +162,7 @@ def in_page_start(seed: int) -> int:
     slower than at drawn offsets, the fused solution ~2%).  Drawn per block, a score measures
     the average over offsets, as a program's tensors from its allocator see it."""
     draws = IN_PAGE_SPAN // ARG_ALIGN
-    return ARG_ALIGN * int(np.random.default_rng((seed % (1 << 62), 0x5EED0FF5E7)).integers(draws))
+    return ARG_ALIGN * in_page_draw(seed, draws)
 
 
 def staged_arguments(u8: torch.Tensor, spec: dict[str, Any]) -> list[tuple]:
