@@ -7,7 +7,8 @@ keyword arguments), reference.py (`ref_kernel(data)`, `generate_input(**spec)`,
 A submission defines `custom_kernel(data)`.  perfbench times `ref_kernel` as the baseline, gates
 on the tests with the problem's own `check_implementation` (run in the scorer, on its own copy
 of the inputs: a v2 reference writes into the output tensor it is handed), and draws every
-`seed` in a spec afresh, secretly, as it does for its own tasks.
+`seed` in a spec afresh, secretly, as it does for its own tasks: within the range the problem's
+own specs use (`seed_bound`), since some problems' data depend on the seed's value.
 
 `--device cpu` runs a CUDA problem on the CPU: while the problem's code runs (generate_input,
 ref_kernel inside check_implementation), tensors and generators it asks for on `cuda` are made
@@ -29,6 +30,20 @@ FORMAT_GPUMODE = "gpumode"
 # sys.modules before a problem loads, so that one process can load two problems.
 PROBLEM_MODULES = ("task", "utils", "reference", "submission")
 REQUIRED = ("ref_kernel", "generate_input", "check_implementation")
+
+
+# The secret seeds of a problem lie below the smallest power of two above every seed its own specs
+# use, and at least this: 65536 possible inputs per spec, none known in advance.  Not the full
+# 31 bits: pmpp sort_py draws row i around `seed + i`; near 2e9 float32's step is 256, every
+# element was equal and any output holding those values passed (#58 (7)).
+MIN_SEED_BOUND = 1 << 16
+MAX_SEED_BOUND = 1 << 31   # problems pass the seed on to numpy's and python's random too
+
+
+def seed_bound(cases: dict[str, dict]) -> int:
+    """Secret seeds are drawn below this (MIN_SEED_BOUND says why)."""
+    seeds = [abs(int(c["seed"])) for c in cases.values() if isinstance(c.get("seed"), (int, float))]
+    return min(MAX_SEED_BOUND, max([MIN_SEED_BOUND] + [1 << int(s).bit_length() for s in seeds]))
 
 
 def is_problem_dir(path: Path) -> bool:
@@ -210,6 +225,7 @@ class GpuModeProblem:
 
     def __init__(self, root: Path, cases: dict[str, dict], on_cpu: bool):
         self.root, self.cases, self.on_cpu = root, cases, on_cpu
+        self.seed_bound = seed_bound(cases)
         path = root / "reference.py"
         enable_imports(root)
         self.module = load_module(path)
@@ -218,12 +234,13 @@ class GpuModeProblem:
         self.tuple_data: bool | None = None   # learnt from the first inputs made
 
     def inputs(self, seed: int, size: str) -> tuple:
-        """generate_input(**spec) with the spec's seed replaced by `seed` (secret, per set)."""
+        """generate_input(**spec) with the spec's seed replaced by `seed` (secret, per set), taken
+        below the problem's `seed_bound`."""
         import torch
 
         kwargs = dict(self.cases[size])
         if "seed" in kwargs:
-            kwargs["seed"] = seed % (1 << 31)   # (problems pass it on to numpy and python's random too)
+            kwargs["seed"] = seed % self.seed_bound
         with cuda_on_cpu(self.on_cpu):
             data = self.generate_input(**kwargs)
         if isinstance(data, torch.Tensor):

@@ -13,7 +13,8 @@ import torch
 from perfbench.core import stats
 from perfbench.core.errors import UsageError
 from perfbench.task.correctness import record_of
-from perfbench.task.gpumode import GpuModeProblem, cuda_on_cpu
+from perfbench.core.score_key import ScoreKey
+from perfbench.task.gpumode import GpuModeProblem, cuda_on_cpu, seed_bound
 from perfbench.task.program import TaskProgram
 from perfbench.task.spec import FORMAT_GPUMODE, load_task
 
@@ -129,3 +130,67 @@ def test_the_geometric_mean_of_benchmarks_carries_a_ci():
     assert math.log(g.value / g.low) == pytest.approx(math.hypot(math.log(2 / 1.8), math.log(8 / 7)) / 2)
     with pytest.raises(ValueError):
         stats.geometric_mean([])
+
+
+SORT_REFERENCE = '''import torch
+from utils import close_enough
+
+
+def ref_kernel(data):
+    return torch.sort(data)[0]
+
+
+def generate_input(size: int, seed: int):
+    # as pmpp sort_py: row i drawn around seed + i (the data depend on the seed's value)
+    rows = int(size ** 0.5)
+    cols = (size + rows - 1) // rows
+    gen = torch.Generator(device="cuda")
+    out = torch.empty((rows, cols), device="cuda", dtype=torch.float32)
+    for i in range(rows):
+        gen.manual_seed(seed + i)
+        out[i, :] = torch.randn(cols, device="cuda", dtype=torch.float32, generator=gen) + seed + i
+    return out.flatten()[:size].contiguous()
+
+
+def check_implementation(data, output):
+    return close_enough(output, ref_kernel(data), rtol=1e-5, atol=1e-8)
+'''
+
+
+def test_secret_seeds_stay_in_the_range_the_problem_uses_where_its_data_depend_on_their_value(tmp_path):
+    """#58 (7): a sort problem whose row i is drawn around seed + i (pmpp sort_py).  With the
+    secret seed taken below 2**31, every element was ~2.1e9, where float32's step is 256: all
+    equal, so a descending sort and `sort + 1.0` both passed.  Seeds are drawn below the
+    smallest power of two above the problem's own (93246 here: 2**17), and both are caught."""
+    root = tmp_path / "sort_py"
+    shutil.copytree(PROBLEM, root)
+    (root / "reference.py").write_text(SORT_REFERENCE)
+    yml = (root / "task.yml").read_text().split("\ntests:")[0] + "\n"
+    (root / "task.yml").write_text(yml + "tests:\n  - {\"size\": 1023, \"seed\": 4242}\n"
+                                   "benchmarks:\n  - {\"size\": 4096, \"seed\": 93246}\n")
+    for name in ("task", "utils", "reference"):
+        sys.modules.pop(name, None)
+    program = TaskProgram(load_task(root), "cpu")
+    assert program._gpumode.seed_bound == 1 << 17
+    caught = {"descending": 0, "plus_one": 0}
+    for seed in ScoreKey(timing=5, worker=6).check_seeds(12):   # the secret draws, as the gate makes them
+        (data,) = program.make_inputs(seed, "test0")
+        assert float(data.min()) > -10 and float(data.max()) < (1 << 17) + 40
+        assert program.judge((data,), [record_of(torch.sort(data)[0])]) == []
+        for name, cheat in (("descending", torch.sort(data, descending=True)[0]),
+                            ("plus_one", torch.sort(data)[0] + 1.0)):
+            caught[name] += bool(program.judge((data,), [record_of(cheat)]))
+    # the descending sort always; `+ 1.0` wherever rtol * value < 1 (values below 1e5: most draws,
+    # and one is enough for the gate, which draws several per test)
+    assert caught["descending"] == 12 and caught["plus_one"] >= 6
+    # what the full 31 bits gave: nothing distinguishes the cheats from the sort
+    with cuda_on_cpu(True):
+        old = program._gpumode.generate_input(size=1023, seed=(1 << 31) - 5)
+    assert torch.unique(old).numel() <= 2
+
+
+@pytest.mark.parametrize("seeds, bound", [((), 1 << 16), ((11, 22), 1 << 16), ((4242, 93246), 1 << 17),
+                                          ((65536,), 1 << 17), ((2**40,), 1 << 31)])
+def test_the_seed_bound_is_a_power_of_two_above_the_problems_own_seeds(seeds, bound):
+    cases = {f"test{i}": {"size": 8, "seed": s} for i, s in enumerate(seeds)} or {"test0": {"size": 8}}
+    assert seed_bound(cases) == bound
