@@ -33,6 +33,7 @@ class BatchOptions:
     s_ref_policy: str = "auto"       # without s_ref: auto | live | table (bench_configs.S_REF_POLICIES)
     target_r_ci: float | None = 0.05
     call_timeout_s: float = 60.0
+    deadline_s: float | None = None   # each score's (None: the task's default, core/deadline.py)
     require_sandbox: bool = False
     device: str | None = None
 
@@ -48,7 +49,8 @@ class BatchOptions:
                                                       budget=self.budget_s),
                                processes=self.processes, s_ref=self.s_ref, s_ref_policy=self.s_ref_policy,
                                target_r_ci=self.target_r_ci,
-                               call_timeout_s=self.call_timeout_s, require_sandbox=self.require_sandbox,
+                               call_timeout_s=self.call_timeout_s, deadline_s=self.deadline_s,
+                               require_sandbox=self.require_sandbox,
                                device=self.device)
         except ValueError as exc:
             raise UsageError(str(exc)) from None

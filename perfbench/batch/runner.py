@@ -125,9 +125,19 @@ class RowServer:
         self._stderr.close()
 
 
-def score_with_retries(server: RowServer, row: BatchRow, retries: int = 2, timeout_s: float = 3600.0) -> BatchRecord:
+# A row's scorer process is killed (an infrastructure error, retried) when it gives no record in
+# this long: past any score's own deadline, which ends a slow candidate as its verdict.
+ROW_TIMEOUT_S = 3600.0
+
+
+def row_timeout_s(options: BatchOptions) -> float:
+    return ROW_TIMEOUT_S if options.deadline_s is None else max(ROW_TIMEOUT_S, options.deadline_s + 600.0)
+
+
+def score_with_retries(server: RowServer, row: BatchRow, retries: int = 2, timeout_s: float = ROW_TIMEOUT_S) -> BatchRecord:
     """The row's record; a failure of the machine's (the scorer process died, the device was
-    unavailable) is retried in a fresh scorer process, a candidate's never."""
+    unavailable) is retried in a fresh scorer process, a candidate's never (a candidate past the
+    score's deadline is its verdict, `candidate.timeout`)."""
     for attempt in range(1, retries + 2):
         t0 = time.perf_counter()
         record, why = server.score(row, timeout_s)
@@ -193,7 +203,7 @@ def run_local(rows: list[BatchRow], options: BatchOptions, on_record: OnRecord, 
                     row = q.get_nowait()
                 except queue.Empty:
                     return
-                rec = score_with_retries(server, row)
+                rec = score_with_retries(server, row, timeout_s=row_timeout_s(options))
                 with lock:
                     on_record(rec)
         except BaseException as exc:  # noqa: BLE001 - stop the others, re-raise below
@@ -214,10 +224,10 @@ class _RayScorer:
     """A Ray actor holding one row server (its slot: `num_cpus=threads` or `num_gpus=1`)."""
 
     def __init__(self, options: BatchOptions):
-        self.server = RowServer(options)
+        self.server, self.timeout_s = RowServer(options), row_timeout_s(options)
 
     def score(self, row: BatchRow) -> BatchRecord:
-        return score_with_retries(self.server, row)
+        return score_with_retries(self.server, row, timeout_s=self.timeout_s)
 
 
 def run_ray(rows: list[BatchRow], options: BatchOptions, on_record: OnRecord, *, threads: int = 1,

@@ -45,12 +45,15 @@ def _describe(rec) -> str:
 @click.option("--r-ci", "target_r_ci", type=float, default=0.05, show_default=True,
               help="Stop a score once R_perf's CI is this narrow (docs/verdict.md).")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds one candidate call may take.")
+@click.option("--deadline", type=float, default=None, metavar="SECONDS",
+              help="Seconds one whole score may take; past it the candidate is rejected (candidate.timeout), "
+                   "not retried (default: from the task's time budget, docs/verdict.md).")
 @click.option("--device", default=None, help="cpu or cuda[:N] for every row (default: each task's).")
 @click.option("--require-sandbox", is_flag=True, help="Refuse rows unless every sandbox layer is active.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def score_batch(manifest, task_dir, out, backend, address, slots, processes, pairs, max_pairs, budget, s_ref,
-                target_r_ci, timeout, device, require_sandbox, as_json, quiet):
+                target_r_ci, timeout, deadline, device, require_sandbox, as_json, quiet):
     """Score every (task, candidate) row of MANIFEST (.jsonl or .csv with task,candidate[,id]
     columns, or a directory of candidate files with --task), each in a fresh scorer process.
 
@@ -66,7 +69,8 @@ def score_batch(manifest, task_dir, out, backend, address, slots, processes, pai
     s_ref, s_ref_policy = s_ref_choice(s_ref)
     options = BatchOptions(processes=processes, min_pairs=pairs, max_pairs=max_pairs, budget_s=budget, s_ref=s_ref,
                            s_ref_policy=s_ref_policy,
-                           target_r_ci=target_r_ci, call_timeout_s=timeout, require_sandbox=require_sandbox,
+                           target_r_ci=target_r_ci, call_timeout_s=timeout, deadline_s=deadline,
+                           require_sandbox=require_sandbox,
                            device=device)
     options.score_config()   # a bad option is one usage error now, not one per row
     results = ResultsFile.open(out)

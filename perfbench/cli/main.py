@@ -153,6 +153,10 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--timeout", type=float, default=60.0, show_default=True,
               help="Seconds one candidate call (or one timed block) may take before it is killed; the "
                    "first call includes any compiling on first use (Triton, torch.compile).")
+@click.option("--deadline", type=float, default=None, metavar="SECONDS",
+              help="Seconds the whole score may take, from when it holds the device; past it the candidate "
+                   "is rejected (candidate.timeout) with what had run (default: from the task's time "
+                   "budget, docs/verdict.md).")
 @click.option("--fresh-workers", is_flag=True,
               help="CPU: start every worker as a new interpreter instead of forking it from a warmed, "
                    "sandboxed zygote (slower; the default forks).")
@@ -165,8 +169,8 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, target_r_ci, seed,
-          clock_policy, require_locked_clocks, require_sandbox, timeout, fresh_workers, base_packages, cand_packages,
-          as_json, out, quiet):
+          clock_policy, require_locked_clocks, require_sandbox, timeout, deadline, fresh_workers, base_packages,
+          cand_packages, as_json, out, quiet):
     """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
 
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
@@ -179,7 +183,7 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes,
 
     cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, **_s_ref_option(s_ref),
                         seed=seed,
-                        target_r_ci=target_r_ci, call_timeout_s=timeout, clocks=clock_request(clock_policy, require=require_locked_clocks),
+                        target_r_ci=target_r_ci, call_timeout_s=timeout, deadline_s=deadline, clocks=clock_request(clock_policy, require=require_locked_clocks),
                         require_sandbox=require_sandbox, fork_workers=not fresh_workers,
                         base_packages=_package_sources("--base-package", base_packages),
                         cand_packages=_package_sources("--cand-package", cand_packages),

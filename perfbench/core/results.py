@@ -318,6 +318,7 @@ class ScoreResult:
     isolation: dict[str, Any] = field(default_factory=dict)  # sandbox layers around the candidate
     threading: dict[str, Any] = field(default_factory=dict)  # CPU: threads, cores, OpenMP wait policy
     benchmarks: tuple[BenchmarkComparison, ...] = ()   # GPU MODE: one comparison per benchmark
+    deadline_s: float | None = None   # the whole score's deadline (core/deadline.py); None: none set
     perfbench_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 
@@ -328,6 +329,8 @@ class ScoreResult:
             raise ValueError("a rejection needs at least one reason")
         if self.verdict == VERDICT_SCORED and self.task_kind == "perf" and self.comparison is None and not self.benchmarks:
             raise ValueError("a scored perf result needs a comparison")
+        if self.deadline_s is not None and not 0 < self.deadline_s < float("inf"):
+            raise ValueError(f"deadline_s must be a positive number of seconds, got {self.deadline_s!r}")
         if self.comparison is not None and self.benchmarks:
             raise ValueError("one comparison, or one per benchmark, not both")
         if self.s_ref_source == S_REF_LIVE:   # derived from the samples, like every statistic
@@ -400,6 +403,7 @@ class ScoreResult:
             "comparison": c.to_dict() if c else None, "worker_logs": dict(self.worker_logs),
             "clock_control": dict(self.clock_control), "isolation": dict(self.isolation),
             "threading": dict(self.threading), "benchmarks": [b.to_dict() for b in self.benchmarks],
+            "deadline_s": self.deadline_s,
         }
 
     @classmethod
@@ -416,4 +420,4 @@ class ScoreResult:
                    worker_logs=dict(d.get("worker_logs", {})), clock_control=dict(d.get("clock_control", {})),
                    isolation=dict(d.get("isolation", {})), threading=dict(d.get("threading", {})),
                    benchmarks=tuple(BenchmarkComparison.from_dict(b) for b in d.get("benchmarks", ())),
-                   perfbench_version=d["perfbench_version"])
+                   deadline_s=d.get("deadline_s"), perfbench_version=d["perfbench_version"])

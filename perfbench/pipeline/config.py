@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.deadline import Deadline
 from ..core.errors import UsageError
 from ..core.score_key import ScoreKey
 from ..device.clocks import ClockRequest
@@ -60,6 +61,7 @@ class ScoreConfig:
     s_ref: float | None = None        # override bench_configs / the task default
     s_ref_policy: str = S_REF_AUTO    # without s_ref: auto | live | table (bench_configs.S_REF_POLICIES)
     seed: int | None = None           # master seed (default: secret, drawn per run)
+    deadline_s: float | None = None   # the whole score's (None: core/deadline.default_seconds)
     bench_configs_dir: Path | None = None
     sandbox: bool = True              # every isolation layer this machine allows (docs/security.md)
     require_sandbox: bool = False     # refuse to score unless every layer is active
@@ -80,6 +82,8 @@ class ScoreConfig:
     def __post_init__(self) -> None:
         if not self.call_timeout_s > 0 or not self.load_timeout_s > 0:
             raise ValueError("timeouts must be > 0 seconds")
+        if self.deadline_s is not None and not 0 < self.deadline_s < float("inf"):
+            raise ValueError(f"deadline must be a positive number of seconds, got {self.deadline_s}")
         if self.check_seeds < 1:
             raise ValueError(f"check_seeds must be >= 1, got {self.check_seeds}")
         if self.processes < 1:
@@ -121,5 +125,6 @@ class RunSetup:
     sampler: SamplerConfig
     threading: CpuThreading | None
     key: ScoreKey
+    deadline: Deadline | None   # the score's: every request to the candidate's worker ends by it
     solution_file: Path | None = None   # s_ref live: the task's solution, timed against the baseline too
     gate: bool = True                   # the untimed process runs the correctness gate (GPU MODE: the first benchmark's)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..core.deadline import Deadline
 from ..core.errors import CandidateRejected
 from ..core.score_key import ScoreKey
 from ..device.check import check_device
@@ -110,14 +111,16 @@ def _one_call(header: dict, blobs: list) -> tuple[list, list]:
 
 
 def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
-                     threading: CpuThreading | None = None, server: ForkServer | None = None) -> WorkerClient:
+                     threading: CpuThreading | None = None, server: ForkServer | None = None,
+                     deadline: Deadline | None = None) -> WorkerClient:
     """The candidate's worker, sandboxed (`candidate_files` says what it sees); forked from
-    `server` (started with the same files) when there is one."""
+    `server` (started with the same files) when there is one; its requests end by `deadline`."""
     if server is not None:   # forked into the zygote's sandbox, planned with these files already
-        return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, threading=threading, server=server)
+        return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, threading=threading, server=server,
+                            deadline=deadline)
     expose, hide = candidate_files(spec, cand_path, cfg.cand_packages)
     return WorkerClient("candidate", untrusted=True, sandbox=cfg.sandbox, hide=hide, expose=expose,
-                        threading=threading)
+                        threading=threading, deadline=deadline)
 
 
 def gate_only(task: str | Path, candidate: str | Path, config: ScoreConfig | None = None) -> tuple[int, list[Failure]]:

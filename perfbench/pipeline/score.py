@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..core import heap
+from ..core.deadline import Deadline, default_seconds
 from ..core.errors import UsageError
 from ..core.results import VERDICT_SCORED, ScoreResult
 from ..core.score_key import ScoreKey
@@ -53,6 +54,9 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
         return _score_impl(spec, cand_path, device, key.timing, cfg, say)
     # Held for the whole run: no other perfbench measurement shares these cores or this GPU.
     with device_lease.acquire(device, spec.threads, waiting=say) as lease, contextlib.ExitStack() as held:
+        # From here, not before the lease: waiting for another score is not the candidate's time.
+        deadline = Deadline.start(cfg.deadline_s or default_seconds(
+            cfg.load_timeout_s, cfg.sampler.time_budget_s, len(spec.benchmarks)))
         threading = CpuThreading.for_task(spec.threads, spec.omp_wait_policy, lease.cpus) if device == "cpu" else None
         start = start_scorer(spec, device, cand_path, cfg, threading, baseline=baselines is None,
                              parents=warm_parents)
@@ -64,7 +68,7 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
         # own imports now overlap.
         from .score_processes import score_perf
 
-        return score_perf(spec, cand_path, device, key, cfg, start, say, progress, baselines)
+        return score_perf(spec, cand_path, device, key, cfg, start, say, progress, baselines, deadline=deadline)
 
 
 def _score_impl(spec: TaskSpec, cand_path: Path, device: str, master: int, cfg: ScoreConfig,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from ..core import stats, tamper
+from ..core.deadline import Deadline
 from ..core.errors import CandidateRejected, UsageError
 from ..core.score_key import ScoreKey
 from ..core.results import S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, BenchmarkComparison, ComparisonResult, PairedSamples, Reason, ScoreResult
@@ -77,9 +78,11 @@ def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datet
 
 def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg: ScoreConfig,
                start: ScorerStart, say: Callable[[str], None], progress: ProgressFn | None,
-               baselines: BaselinePool | None, workers: Workers | None = None) -> ScoreResult:
+               baselines: BaselinePool | None, workers: Workers | None = None,
+               deadline: Deadline | None = None) -> ScoreResult:
     """A perf task's score, on the cores of the device lease `score` holds; CPU workers forked
-    from the zygotes `score` started (sandboxes.start_scorer), unless `workers` gives them."""
+    from the zygotes `score` started (sandboxes.start_scorer), unless `workers` gives them;
+    the candidate's requests end by `deadline` (core/deadline.py)."""
     threading = start.threading
     workers = workers or ForkedWorkers(start.servers, baselines, start.nondumpable)
     check_seeds = key.check_seeds(cfg.check_seeds)
@@ -88,6 +91,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
     s_ref, s_ref_source, warnings, calibration = _s_ref(spec, device, fp, cfg)
     sampler_cfg = _sampler_config(spec, cfg)
     base = dict(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device, seed=key.timing,
+                deadline_s=deadline.seconds if deadline is not None else None,
                 overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
     baseline_file = {FORMAT_KERNELBENCH: spec.root, FORMAT_GPUMODE: spec.file("reference")}.get(
         spec.format, spec.file("baseline"))
@@ -101,7 +105,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
                                  f"{len(threading.cpus)} cores, so threads share them",)
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
     setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, key,
-                     solution_file)
+                     deadline, solution_file)
     rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci,
                         cfg.stop_min_processes)
     if not spec.benchmarks:
@@ -148,7 +152,12 @@ def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dic
                 say(f"stopping after {j + 1} of {cfg.processes} processes: {decision}")
                 break
     except CandidateRejected as exc:
-        rejection = (Reason(exc.reason, exc.message),)
+        message = exc.message
+        if setup.deadline is not None and setup.deadline.passed():   # what had run by then
+            message += (f"; by then {'the gate had passed' if run.gated else 'the gate had not finished'}, "
+                        f"{len(run.parts)} of {cfg.processes} timed processes had run and {run.checks} "
+                        "output checks")
+        rejection = (Reason(exc.reason, message),)
     run.report_into(base)
     if rejection is not None:
         return ScoreResult(verdict=VERDICT_REJECTED, reasons=rejection, checks=run.checks, worker_logs=run.logs,
@@ -224,6 +233,7 @@ class TimingRun:
         self.diagnostics: list[dict] = []
         self.before: list[float] = []
         self.checks = self.timed_checks = self.candidate_blocks = 0
+        self.gated = False   # the gate passed (or, GPU MODE's later benchmarks, was not this size's)
         self.logs: dict[str, str] = {}
         self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
         self.warnings: list[str] = []          # for the verdict, in the order found, each once
@@ -328,6 +338,7 @@ class TimingRun:
                     return fails
                 if su.device.startswith("cuda"):
                     self._warn(side_stream_gate(w.cand, su.spec, gate_seeds[0], su.cfg.call_timeout_s))
+        self.gated = True
         return None
 
     def process(self, j: int) -> None:

@@ -59,7 +59,8 @@ class ForkedWorkers:
             server.start(timeout_s)
 
     def candidate(self, setup: RunSetup) -> WorkerClient:
-        return candidate_worker(setup.spec, setup.cand_path, setup.cfg, setup.threading, self.servers.get("candidate"))
+        return candidate_worker(setup.spec, setup.cand_path, setup.cfg, setup.threading, self.servers.get("candidate"),
+                                setup.deadline)
 
     def baseline(self, setup: RunSetup, j: int | None) -> AbstractContextManager[WorkerClient]:
         def make() -> WorkerClient:

@@ -12,7 +12,7 @@ FAST = ["--pairs", "6", "--max-pairs", "6", "--timeout", "20", "--processes", "1
 
 SCORE_KEYS = {"candidate", "checks", "ci", "clock_control", "comparison", "device", "isolation", "overrides",
               "p_value", "perfbench_version", "r_impl", "r_perf", "reasons", "reward", "s_ref", "s_ref_source",
-              "live_s_ref", "benchmarks",
+              "live_s_ref", "benchmarks", "deadline_s",
               "schema_version", "seed", "speedup", "task", "task_kind", "tests_passed", "tests_total", "threading",
               "verdict", "warnings", "worker_logs"}
 # GPU MODE problems: one comparison per benchmark (tests/integration/test_gpumode_cli.py)
@@ -44,7 +44,7 @@ def test_score_json_keys_and_exit_codes(run_cli, tmp_path):
     assert set(doc) == SCORE_KEYS and set(doc["comparison"]) == COMPARISON_KEYS
     assert set(doc["comparison"]["summary"]) == SUMMARY_KEYS and set(doc["comparison"]["samples"]) == SAMPLES_KEYS
     assert set(doc["isolation"]) == ISOLATION_KEYS and doc["verdict"] == "scored" and doc["schema_version"] == 4
-    assert set(doc["live_s_ref"]) == LIVE_KEYS and doc["s_ref_source"] == "live" and doc["benchmarks"] == []
+    assert set(doc["live_s_ref"]) == LIVE_KEYS and doc["s_ref_source"] == "live" and doc["benchmarks"] == [] and doc["deadline_s"] == 480.0
     assert set(doc["comparison"]["solution"]) == {"samples", "summary"}
     assert set(doc["comparison"]["solution"]["samples"]) == SAMPLES_KEYS
     assert set(doc["comparison"]["solution"]["summary"]) == SOLUTION_SUMMARY_KEYS

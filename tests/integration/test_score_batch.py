@@ -110,3 +110,22 @@ def test_a_candidate_cannot_forge_its_batch_record(run_cli, tmp_path, monkeypatc
     records = [json.loads(x) for x in out.read_text().splitlines()]
     assert [(r["id"], r["outcome"], r["reasons"]) for r in records] == [("forger.py", "rejected", [reason])]
     assert records[0]["result"]["r_perf"] == 0.0 and records[0]["result"]["task"] == "tiny_axpy"
+
+
+def test_a_candidate_past_the_scores_deadline_is_its_verdict_not_a_retry(run_cli, tmp_path):
+    """#58 (3): every call of slow_every_call stays under the call timeout, so only the deadline
+    ends it: rejected `candidate.timeout`, saying what had run, after one attempt (an
+    infrastructure error would be retried twice), and well before its gate's ~40 s of calls."""
+    manifest = tmp_path / "rows.jsonl"
+    manifest.write_text(json.dumps({"task": str(TASK), "candidate": str(FIX / "candidates" / "slow_every_call.py")}) + "\n")
+    out = tmp_path / "results.jsonl"
+    proc = run_cli("score-batch", manifest, "--out", out, "--processes", "1", "--deadline", "12")
+    assert proc.returncode == 0, proc.stderr
+    (record,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert (record["outcome"], record["attempts"]) == ("rejected", 1)
+    (reason,) = record["result"]["reasons"]
+    assert reason["code"] == "candidate.timeout"
+    assert reason["message"].startswith("the score's deadline (12 s, --deadline) passed during candidate's '")
+    assert "by then the gate had not finished, 0 of 1 timed processes had run" in reason["message"]
+    assert record["result"]["deadline_s"] == 12.0
+    assert record["wall_s"] < 12 + 20   # the deadline, and the scorer's start and end around it

@@ -197,7 +197,7 @@ def score(**changes) -> ScoreResult:
                   seed=17, comparison=comparison(solution=None), s_ref=1.5, s_ref_source="bench_configs",
                   warnings=("w1", "w2"), overrides={"n": 3}, worker_logs={"candidate": "log"},
                   clock_control={"status": "not_applicable"}, isolation={"missing": []},
-                  threading={"threads": 1})
+                  threading={"threads": 1}, deadline_s=480.0)
     return ScoreResult(**dict(fields, **changes))
 
 
@@ -215,7 +215,14 @@ def test_a_score_round_trips_every_field_and_says_its_reward():
         "reward": min(1.0, math.log(sp.value / 1.5) / math.log(1.5)), "tests_passed": None, "tests_total": None,
         "warnings": ["w1", "w2"], "overrides": {"n": 3}, "comparison": r.comparison.to_dict(),
         "worker_logs": {"candidate": "log"}, "clock_control": {"status": "not_applicable"},
-        "isolation": {"missing": []}, "threading": {"threads": 1}, "benchmarks": []}
+        "isolation": {"missing": []}, "threading": {"threads": 1}, "benchmarks": [], "deadline_s": 480.0}
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("inf"), float("nan")])
+def test_a_deadline_is_a_positive_finite_number_of_seconds(bad):
+    with pytest.raises(ValueError, match="deadline_s must be a positive number of seconds"):
+        score(deadline_s=bad)
+    assert score(deadline_s=None).to_dict()["deadline_s"] is None
 
 
 def test_a_rejected_score_round_trips_with_its_reasons_and_earns_nothing():

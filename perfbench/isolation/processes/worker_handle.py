@@ -21,6 +21,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...core.deadline import Deadline
 from ...core.errors import CandidateRejected, UsageError
 from ...core.procfs import CPU_CLOCK_S, TICK_S, process_clocks_readable, session_cpu_seconds, session_pids
 from ..sandbox.cgroup import CgroupError
@@ -64,9 +65,10 @@ class WorkerClient:
 
     def __init__(self, label: str, *, untrusted: bool, log_dir: Path | None = None, sandbox: bool = True,
                  hide: tuple[str, ...] = (), expose: tuple[str, ...] = (), threading: CpuThreading | None = None,
-                 server: "ForkServer | None" = None):
+                 server: "ForkServer | None" = None, deadline: Deadline | None = None):
         self.label = label
         self.untrusted = untrusted
+        self.deadline = deadline   # the score's: no request waits past it (core/deadline.py)
         self._owns_log_dir = log_dir is None   # removed at close: thousands of scores leave no trace
         self._log_dir = log_dir or worker_log_dir()
         self.log_path = self._log_dir / f"{label}.log"
@@ -169,14 +171,20 @@ class WorkerClient:
         reply's blobs may hold (what this request can legitimately return: 0 but for CHECK and
         FETCH); a reply past it, or past the header's limits, is `tamper.protocol`."""
         rid = next(self._ids)
+        limit, by_deadline = (timeout_s, False) if self.deadline is None else self.deadline.bound(timeout_s)
+        if by_deadline and limit <= 0:
+            self.kill()
+            raise self.deadline.exceeded(f"{self.label}'s '{op}'")
         self.thaw()   # a frozen worker cannot answer
         try:
             self._conn.send_bytes(json.dumps(dict(fields, op=op, id=rid)).encode())
-            ready = self._conn.poll(timeout_s)
+            ready = self._conn.poll(limit)
         except (BrokenPipeError, EOFError, OSError):
             raise self._death(op) from None
         if not ready:
             self.kill()
+            if by_deadline:
+                raise self.deadline.exceeded(f"{self.label}'s '{op}'")
             raise CandidateRejected("candidate.timeout", f"{self.label} did not finish '{op}' within {timeout_s:g} s")
         try:
             header, blobs = recv(self._conn, min(reply_bytes, MAX_BLOB_BYTES))
