@@ -319,6 +319,7 @@ class ScoreResult:
     threading: dict[str, Any] = field(default_factory=dict)  # CPU: threads, cores, OpenMP wait policy
     benchmarks: tuple[BenchmarkComparison, ...] = ()   # GPU MODE: one comparison per benchmark
     deadline_s: float | None = None   # the whole score's deadline (core/deadline.py); None: none set
+    contract: dict[str, Any] = field(default_factory=dict)   # the gate's input-contract calls (task/contract.py)
     perfbench_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 
@@ -403,7 +404,7 @@ class ScoreResult:
             "comparison": c.to_dict() if c else None, "worker_logs": dict(self.worker_logs),
             "clock_control": dict(self.clock_control), "isolation": dict(self.isolation),
             "threading": dict(self.threading), "benchmarks": [b.to_dict() for b in self.benchmarks],
-            "deadline_s": self.deadline_s,
+            "deadline_s": self.deadline_s, "contract": dict(self.contract),
         }
 
     @classmethod
@@ -420,4 +421,5 @@ class ScoreResult:
                    worker_logs=dict(d.get("worker_logs", {})), clock_control=dict(d.get("clock_control", {})),
                    isolation=dict(d.get("isolation", {})), threading=dict(d.get("threading", {})),
                    benchmarks=tuple(BenchmarkComparison.from_dict(b) for b in d.get("benchmarks", ())),
-                   deadline_s=d.get("deadline_s"), perfbench_version=d["perfbench_version"])
+                   deadline_s=d.get("deadline_s"), contract=dict(d.get("contract") or {}),
+                   perfbench_version=d["perfbench_version"])

@@ -74,6 +74,10 @@ class ScoreKey:
         """The gate's inputs: n draws, never handed to a worker (the scorer writes the inputs)."""
         return [keyed_seed(self.timing, "check", i) for i in range(n)]
 
+    def contract_seed(self) -> int:
+        """The inputs the gate transforms by the task's input contract (task/contract.py)."""
+        return keyed_seed(self.timing, "contract")
+
     def process_seed(self, j: int) -> int:
         """Timed process j's run key: its side order and its blocks' seeds."""
         return self.timing if j == 0 else keyed_seed(self.timing, "process", j)

@@ -17,6 +17,7 @@ from ..isolation.wire.protocol import Op, ProtocolError, decode_values
 from ..sides.cpu_side import ARENA_SLACK, ArenaSide, map_arenas
 from ..sides.cuda_side import reply_budget, verify_call
 from ..task.correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
+from ..task.contract import ContractCall, contract_calls
 from ..task.program import TaskProgram
 from ..task.spec import TaskSpec, load_task
 from .config import ScoreConfig
@@ -59,7 +60,6 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
     thread while the worker runs this set's calls and this one is judged (row_softmax's gate on a
     Zen 3 host: 2.07-2.19 s when the scorer made them in turn, 1.59-1.79 s so).  Each set is
     judged before the next set's calls, so a wrong kernel stops the gate at its first wrong set."""
-    tol = task_tolerance(program.spec)
     items = [(size, seed) for size in program.spec.sizes for seed in seeds]
     checks = 0
     with ThreadPoolExecutor(1, thread_name_prefix="perfbench-gate") as pool:
@@ -68,22 +68,8 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
             x, ref = made.result()
             if i + 1 < len(items):
                 made = pool.submit(_expected_for, program, *items[i + 1])
-            # The output's size sizes the poison written before each call.
-            poison_bytes = sum(t.numel() * t.element_size() for t in ref[0] if hasattr(t, "numel"))
-            calls = []
-            for pattern in POISON_PATTERNS:
-                if side is not None:
-                    outs, ins = side.gate_call(x, poison_bytes, pattern, ref[0])
-                    calls.append((outs, verify_call(program, x, outs, ins, tol, expected=ref)))
-                    continue
-                header, blobs = client.request(Op.CHECK, timeout_s, seeds=[seed], size=size,
-                                               poison_bytes=poison_bytes, poisons=[pattern],
-                                               reply_bytes=reply_budget(x, ref[0]))
-                try:
-                    outs, ins = _one_call(header, blobs)
-                    calls.append((outs, verify_call(program, x, outs, ins, tol, expected=ref)))
-                except (KeyError, TypeError, ValueError, ProtocolError) as exc:
-                    raise CandidateRejected("tamper.protocol", f"{client.label}: bad check reply: {exc}") from None
+            calls = [_checked_call(client, program, side, (size, seed, None), x, ref, pattern, timeout_s)
+                     for pattern in POISON_PATTERNS]
             differ = any(outputs_differ(calls[0][0], outs) for outs, _ in calls[1:])
             fails = judge_repeated_call([f for _, f in calls], differ)
             checks += 1
@@ -91,6 +77,59 @@ def gate(client: WorkerClient, program: TaskProgram, seeds: list[int], timeout_s
                 made.cancel()
                 return checks, [Failure(f.reason, f"size {size!r}: {f.message}") for f in fails]
     return checks, []
+
+
+def _checked_call(client: WorkerClient, program: TaskProgram, side: ArenaSide | None,
+                  made: tuple[str, int, str | None], x: tuple, ref: tuple[list, list | None], pattern: int,
+                  timeout_s: float, atol_scale: float = 1.0) -> tuple[list, list[Failure]]:
+    """One gate call on `x` (made from (size, seed, contract transform)), after the memory the
+    allocator hands out next was filled with `pattern`: its outputs and what is wrong with them
+    (`atol_scale`: correctness.check_outputs)."""
+    tol = task_tolerance(program.spec)
+    poison_bytes = sum(t.numel() * t.element_size() for t in ref[0] if hasattr(t, "numel"))  # sizes the poison
+    if side is not None:
+        outs, ins = side.gate_call(x, poison_bytes, pattern, ref[0])
+        return outs, verify_call(program, x, outs, ins, tol, expected=ref, atol_scale=atol_scale)
+    size, seed, transform = made   # CUDA: the worker makes the inputs, from the same seed and transform
+    header, blobs = client.request(Op.CHECK, timeout_s, seeds=[seed], size=size, poison_bytes=poison_bytes,
+                                   poisons=[pattern], reply_bytes=reply_budget(x, ref[0]),
+                                   **({"transform": transform} if transform else {}))
+    try:
+        outs, ins = _one_call(header, blobs)
+        return outs, verify_call(program, x, outs, ins, tol, expected=ref, atol_scale=atol_scale)
+    except (KeyError, TypeError, ValueError, ProtocolError) as exc:
+        raise CandidateRejected("tamper.protocol", f"{client.label}: bad check reply: {exc}") from None
+
+
+def contract_gate(client: WorkerClient, program: TaskProgram, seed: int, timeout_s: float,
+                  side: ArenaSide | None = None) -> tuple[int, list[Failure], dict]:
+    """The task's input contract (task/contract.py): every size's inputs of `seed`, under each
+    transform the task declares (the standard ones if it declares none), where the task's
+    reference stays defined and finite (in float64 too).  One call each, after the first poison
+    (the gate proper caught reads of memory never written).  Returns (calls, failures, the
+    record the verdict keeps: the transforms run and those skipped, with why); a wrong output
+    is `correctness.contract`, naming the transform."""
+    record: dict = {"declared": program.spec.contract is not None, "transforms": [], "skipped": {}}
+    checks = 0
+    for call in contract_calls(program, seed):
+        if call.skipped is not None:
+            record["skipped"][call.transform] = call.skipped
+            continue
+        _, fails = _checked_call(client, program, side, (call.size, seed, call.transform), call.inputs,
+                                 call.expected, POISON_PATTERNS[0], timeout_s, call.atol_scale)
+        checks += 1
+        if fails:
+            return checks, contract_failures(call, fails), record
+        if call.last:
+            record["transforms"].append(call.transform)
+    return checks, [], record
+
+
+def contract_failures(call: ContractCall, fails: list[Failure]) -> list[Failure]:
+    """A contract call's failures as the verdict gives them: a wrong value is
+    `correctness.contract`, naming the transform and the size (and what was wrong)."""
+    return [Failure("correctness.contract" if f.reason.startswith("correctness.") else f.reason,
+                    f"input contract {call.transform}, size {call.size!r}: {f.reason}: {f.message}") for f in fails]
 
 
 def _expected_for(program: TaskProgram, size: str, seed: int) -> tuple[tuple, tuple[list, list | None]]:
@@ -123,10 +162,12 @@ def candidate_worker(spec: TaskSpec, cand_path: Path, cfg: ScoreConfig,
                         threading=threading, deadline=deadline)
 
 
-def gate_only(task: str | Path, candidate: str | Path, config: ScoreConfig | None = None) -> tuple[int, list[Failure]]:
-    """The correctness gate alone (selfcheck, quick checks): (checks run, failures)."""
+def gate_only(task: str | Path | TaskSpec, candidate: str | Path,
+              config: ScoreConfig | None = None) -> tuple[int, list[Failure]]:
+    """The correctness gate alone, its input contract included (selfcheck, quick checks):
+    (checks run, failures)."""
     cfg = config or ScoreConfig()
-    spec = load_task(task)
+    spec = task if isinstance(task, TaskSpec) else load_task(task)
     device = check_device(cfg.device or spec.device)
     key = ScoreKey.fresh()
     init_seed, probe_seed, seeds = key.init_seed, key.probe_seed, key.check_seeds(cfg.check_seeds)
@@ -141,6 +182,10 @@ def gate_only(task: str | Path, candidate: str | Path, config: ScoreConfig | Non
                 base = map_arenas(w, ARENA_SLACK * InputLayout.of(probe).stride, expected, 1, cfg.call_timeout_s)
                 side = ArenaSide(w, program, None, expected, base, cfg.call_timeout_s)
             load_side(w, spec, device, Path(candidate), cfg, init_seed, probe_seed)
-            return gate(w, program, seeds, cfg.call_timeout_s, side)
+            checks, fails = gate(w, program, seeds, cfg.call_timeout_s, side)
+            if fails:
+                return checks, fails
+            n, fails, _ = contract_gate(w, program, key.contract_seed(), cfg.call_timeout_s, side)
+            return checks + n, fails
         except CandidateRejected as exc:
             return 0, [Failure(exc.reason, exc.message)]

@@ -35,7 +35,7 @@ from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
 from .baseline_pool import BaselinePool
 from .config import RunSetup, ScoreConfig
-from .gate import gate, load_side, task_tolerance
+from .gate import contract_gate, gate, load_side, task_tolerance
 from .process_checks import (baseline_alone, block_diagnostics, check_tampering, clock_warnings, isolation_record,
                              merge_diagnostics, side_stream_gate)
 from .sandboxes import ScorerStart
@@ -234,6 +234,7 @@ class TimingRun:
         self.before: list[float] = []
         self.checks = self.timed_checks = self.candidate_blocks = 0
         self.gated = False   # the gate passed (or, GPU MODE's later benchmarks, was not this size's)
+        self.contract: dict | None = None   # the input contract's calls (contract_gate's record)
         self.logs: dict[str, str] = {}
         self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
         self.warnings: list[str] = []          # for the verdict, in the order found, each once
@@ -249,6 +250,8 @@ class TimingRun:
             base["isolation"] = self.isolation
         if self.clock_control is not None:
             base["clock_control"] = self.clock_control
+        if self.contract is not None:
+            base["contract"] = self.contract
         base["warnings"] += tuple(w for w in self.warnings if w not in base["warnings"])
 
     def _choose_timing_mode(self, base_w: WorkerClient) -> None:
@@ -334,6 +337,11 @@ class TimingRun:
                 cand_side = self._load_candidate(w)
                 self.say(f"correctness gate: {len(su.spec.sizes)} sizes x {len(gate_seeds)} seeds")
                 self.checks, fails = gate(w.cand, su.program, gate_seeds, su.cfg.call_timeout_s, cand_side.gate_side())
+                if fails:
+                    return fails
+                n, fails, self.contract = contract_gate(w.cand, su.program, su.key.contract_seed(),
+                                                        su.cfg.call_timeout_s, cand_side.gate_side())
+                self.checks += n
                 if fails:
                     return fails
                 if su.device.startswith("cuda"):

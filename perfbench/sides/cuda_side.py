@@ -30,7 +30,8 @@ from ..core.score_key import iteration_seed
 
 
 def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
-                tol: Tolerance | None, expected: tuple[list, list | None] | None = None) -> list[Failure]:
+                tol: Tolerance | None, expected: tuple[list, list | None] | None = None,
+                atol_scale: float = 1.0) -> list[Failure]:
     """One call's outputs against the trusted reference and float64 oracle (`expected`, else
     recomputed here), then its inputs against the scorer's own copy.  Outputs first: an output
     that aliases an input has also changed it, and the alias is the more specific reason."""
@@ -38,7 +39,7 @@ def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], i
     if own is not None:
         return own
     ref, oracle = expected if expected is not None else (program.reference(inputs), program.oracle(inputs))
-    return check_outputs(outs, ref, oracle, tol) or inputs_unchanged(inputs, ins)
+    return check_outputs(outs, ref, oracle, tol, atol_scale) or inputs_unchanged(inputs, ins)
 
 
 def expected_outputs(program: TaskProgram, inputs: tuple,

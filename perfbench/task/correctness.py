@@ -254,12 +254,17 @@ _SAME_SIZE_INT = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 def check_outputs(records: Sequence[OutputRecord], expected: Sequence[torch.Tensor],
-                  oracle: Sequence[torch.Tensor] | None, tol: Tolerance | None) -> list[Failure]:
+                  oracle: Sequence[torch.Tensor] | None, tol: Tolerance | None,
+                  atol_scale: float = 1.0) -> list[Failure]:
+    """Every output's violations.  `atol_scale`: the absolute tolerance times this (an input
+    contract's call, whose outputs are that many times the task's usual magnitude)."""
     if len(records) != len(expected):
         return [Failure("output.structure", f"{len(records)} outputs, expected {len(expected)}")]
     fails = []
     for i, (rec, exp) in enumerate(zip(records, expected)):
         t = tol or default_tolerance(exp.dtype)
+        if atol_scale != 1.0:
+            t = Tolerance(t.rtol, t.atol * atol_scale)
         for f in check_output(rec, exp, oracle[i] if oracle is not None else None, t):
             fails.append(Failure(f.reason, f.message if len(records) == 1 else f"output {i}: {f.message}"))
     return fails

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import UsageError
+from .contract import parse_contract
 from .gpumode import FORMAT_GPUMODE
 from .gpumode import is_problem_dir as is_gpumode_dir
 from .gpumode import load as load_gpumode
@@ -62,6 +63,8 @@ class TaskSpec:
     timing_mode: str = "events"              # [timing] mode: CUDA events | graph | auto (timing/cuda/timer.py)
     cases: dict[str, dict] = field(default_factory=dict)   # GPU MODE: size name -> generate_input's kwargs
     benchmarks: tuple[str, ...] = ()         # GPU MODE: the sizes timed, one comparison each
+    contract: tuple[str, ...] | None = None  # [contract] transforms; None: none declared (contract.STANDARD)
+    contract_args: tuple[int, ...] | None = None   # [contract] args; None: every floating tensor
 
     def file(self, role: str) -> Path:
         """Path of reference/baseline/solution/starter/inputs (task_dir format)."""
@@ -79,7 +82,9 @@ class TaskSpec:
                 "overrides": dict(self.overrides), "threads": self.threads,
                 "omp_wait_policy": self.omp_wait_policy, "shared": list(self.shared), "family": self.family,
                 "timing_mode": self.timing_mode, "packages": list(self.packages),
-                "cases": {k: dict(v) for k, v in self.cases.items()}, "benchmarks": list(self.benchmarks)}
+                "cases": {k: dict(v) for k, v in self.cases.items()}, "benchmarks": list(self.benchmarks),
+                "contract": None if self.contract is None else list(self.contract),
+                "contract_args": None if self.contract_args is None else list(self.contract_args)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
@@ -89,6 +94,8 @@ class TaskSpec:
         d["shared"] = tuple(d.get("shared", ()))
         d["packages"] = tuple(d.get("packages", ()))
         d["benchmarks"] = tuple(d.get("benchmarks", ()))
+        for key in ("contract", "contract_args"):
+            d[key] = None if d.get(key) is None else tuple(d[key])
         return cls(**d)
 
 
@@ -167,6 +174,7 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     packages = _field(sandbox, "packages", list, where + " [sandbox]", [])
     if not all(isinstance(name, str) and name.isidentifier() for name in packages):
         raise UsageError(f"{where}: [sandbox] packages must be a list of importable package names, got {packages!r}")
+    contract, contract_args = parse_contract(_field(doc, "contract", dict, where, None), where)
     spec = TaskSpec(
         root=p.resolve(), format=FORMAT_DIR, name=_field(doc, "name", str, where, p.name), kind=kind,
         device=device, entry_point=_field(doc, "entry_point", str, where, "kernel"),
@@ -177,7 +185,7 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         s_ref_default=float(s_ref) if s_ref is not None else None, threads=threads,
         omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths), packages=tuple(packages),
         family=family,
-        timing_mode=timing_mode)
+        timing_mode=timing_mode, contract=contract, contract_args=contract_args)
     required = ["reference", "baseline", "inputs", "solution"] if kind == "perf" else ["solution"]
     for role in required:
         if not spec.file(role).is_file():

@@ -12,7 +12,7 @@ FAST = ["--pairs", "6", "--max-pairs", "6", "--timeout", "20", "--processes", "1
 
 SCORE_KEYS = {"candidate", "checks", "ci", "clock_control", "comparison", "device", "isolation", "overrides",
               "p_value", "perfbench_version", "r_impl", "r_perf", "reasons", "reward", "s_ref", "s_ref_source",
-              "live_s_ref", "benchmarks", "deadline_s",
+              "live_s_ref", "benchmarks", "deadline_s", "contract",
               "schema_version", "seed", "speedup", "task", "task_kind", "tests_passed", "tests_total", "threading",
               "verdict", "warnings", "worker_logs"}
 # GPU MODE problems: one comparison per benchmark (tests/integration/test_gpumode_cli.py)

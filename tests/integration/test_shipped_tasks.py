@@ -1,5 +1,6 @@
 """Every shipped task: its files are right in-process (cheap, every task), its solution scores
 faster through the whole pipeline, its starter earns 0, a wrong candidate is rejected."""
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import pytest
 
 from perfbench.pipeline.gate import task_tolerance
 from perfbench.pipeline.score import ScoreConfig, score
+from perfbench.task.contract import contract_calls
 from perfbench.task.correctness import check_outputs, record_of
 from perfbench.task.program import TaskProgram
 from perfbench.task.spec import load_task
@@ -39,7 +41,9 @@ def test_the_suite_covers_three_families_both_kinds_and_a_dozen_tasks():
 
 
 def _check_roles(name: str, device: str, sizes: list[str]) -> None:
-    spec = SPECS[name]
+    """Each role right on the generator's draws of `sizes`, and under the task's input contract
+    (#58 (6): every transform it declares, as the gate makes them, on the same sizes)."""
+    spec = dataclasses.replace(SPECS[name], sizes=tuple(sizes))
     prog = TaskProgram(spec, device)
     tol = task_tolerance(spec)
     for role in ("solution", "baseline", "starter"):
@@ -50,6 +54,13 @@ def _check_roles(name: str, device: str, sizes: list[str]) -> None:
                 fails = check_outputs([record_of(kernel(*inputs), inputs)], prog.reference(inputs),
                                       prog.oracle(inputs), tol)
                 assert not fails, (name, role, size, fails)
+        tested = set()
+        for call in contract_calls(prog, 3):
+            assert call.skipped is None, (name, call)   # every shipped contract holds on its own draws
+            fails = check_outputs([record_of(kernel(*call.inputs), call.inputs)], *call.expected, tol, call.atol_scale)
+            assert not fails, (name, role, call.transform, call.size, fails)
+            tested.add(call.transform)
+        assert tested == set(spec.contract), (name, tested)
 
 
 @pytest.mark.parametrize("task", CPU_PERF)

@@ -338,3 +338,34 @@ def test_the_checked_call_of_a_timed_block_may_be_its_last(monkeypatch):
                          sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0))
     assert result.verdict == VERDICT_SCORED and len(drawn) >= 2
     assert all(k == n - 1 for n, k in drawn) and max(n for n, _ in drawn) >= 2, drawn
+
+
+def test_the_contract_gate_through_a_worker_that_makes_its_own_inputs(monkeypatch, tmp_path):
+    """CUDA's path of the input contract (no arena: the worker makes the inputs from the seed
+    and applies the transform itself, pipeline/gate.contract_gate), on the real handlers.  A
+    kernel right on the generator's draws and off for values past 50 is `correctness.contract`
+    under `scale:100`; the baseline passes every standard transform of tiny_task (which declares
+    none), and the inputs the worker transformed are the scorer's own (else input_mutated)."""
+    from perfbench.pipeline.gate import contract_gate, load_side
+    from perfbench.task.contract import STANDARD
+    from perfbench.task.program import TaskProgram
+
+    monkeypatch.chdir(TASK)
+    spec, cfg, key = load_task(TASK), ScoreConfig(sandbox=False), ScoreKey(3, 4)
+    program = TaskProgram(spec, "cpu", init_seed=key.init_seed)
+    wrong = tmp_path / "big_values.py"
+    wrong.write_text("def kernel(x, y):\n    out = 2 * x + y\n    if x.abs().max() > 50:\n        out[0] += 1\n"
+                     "    return out\n")
+    verdicts = {}
+    for name, file in (("baseline", TASK / "baseline.py"), ("wrong", wrong)):
+        with InProcessWorker(name, untrusted=True) as w:
+            w.start(20)
+            load_side(w, spec, "cpu", file, cfg, key.init_seed, key.probe_seed)
+            verdicts[name] = contract_gate(w, program, key.contract_seed(), 20)
+            assert w.ops.count("check") == verdicts[name][0]
+    assert verdicts["baseline"] == (len(STANDARD) * 2, [],
+                                    {"declared": False, "transforms": list(STANDARD), "skipped": {}})
+    checks, fails, record = verdicts["wrong"]
+    assert checks == 1 and [f.reason for f in fails] == ["correctness.contract"]
+    assert fails[0].message.startswith("input contract scale:100, size 'small': correctness.mismatch: ")
+    assert record["transforms"] == []

@@ -215,7 +215,8 @@ def test_a_score_round_trips_every_field_and_says_its_reward():
         "reward": min(1.0, math.log(sp.value / 1.5) / math.log(1.5)), "tests_passed": None, "tests_total": None,
         "warnings": ["w1", "w2"], "overrides": {"n": 3}, "comparison": r.comparison.to_dict(),
         "worker_logs": {"candidate": "log"}, "clock_control": {"status": "not_applicable"},
-        "isolation": {"missing": []}, "threading": {"threads": 1}, "benchmarks": [], "deadline_s": 480.0}
+        "isolation": {"missing": []}, "threading": {"threads": 1}, "benchmarks": [], "deadline_s": 480.0,
+        "contract": {}}
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("inf"), float("nan")])
