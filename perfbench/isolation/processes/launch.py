@@ -33,14 +33,15 @@ def _worker_env() -> dict[str, str]:
     return env
 
 
-def spawn(module: str, args: list[str], plan: SandboxPlan, pass_fds: tuple[int, ...], log_path: Path,
+def spawn(module: str, args: list[str], plan: SandboxPlan, pass_fds: tuple[int, ...], log: Path | int,
           threading: CpuThreading | None) -> subprocess.Popen:
     """`python -m module args...` wrapped in `plan`: a fresh interpreter in its own session, with no
-    fds but `pass_fds` and the log file (its stdout and stderr), so killpg() reaches anything it
-    starts."""
-    with open(log_path, "wb") as log:
+    fds but `pass_fds` and its log (stdout and stderr: a file, or an fd such as a LogTail's pipe),
+    so killpg() reaches anything it starts."""
+    with contextlib.ExitStack() as stack:
+        out = log if isinstance(log, int) else stack.enter_context(open(log, "wb"))
         proc = subprocess.Popen(plan.wrap([sys.executable, "-m", module, *args]),
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 pass_fds=pass_fds, start_new_session=True, env=child_env(plan, threading))
     guard().watch_process(proc.pid)   # killed with its session should this scorer be killed first
     return proc

@@ -12,24 +12,23 @@ import itertools
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import time
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.deadline import Deadline
 from ...core.errors import CandidateRejected, UsageError
 from ...core.procfs import CPU_CLOCK_S, TICK_S, process_clocks_readable, session_cpu_seconds, session_pids
 from ..sandbox.cgroup import CgroupError
-from ..sandbox.plan import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox, worker_log_dir
+from ..sandbox.plan import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox
 from ..wire.arena import SharedArena
 from ..wire.protocol import Op, ProtocolError, recv
 from .cpu_threads import CpuThreading
-from .launch import interpreter_pid, kill_group, read_tail, spawn
+from .launch import interpreter_pid, kill_group, spawn
+from .log_tail import LogTail
 
 if TYPE_CHECKING:
     from .zygote_handle import ForkServer
@@ -63,15 +62,13 @@ class WorkerClient:
     a fresh interpreter: it runs in the zygote's sandbox, in a cgroup of its own.
     """
 
-    def __init__(self, label: str, *, untrusted: bool, log_dir: Path | None = None, sandbox: bool = True,
+    def __init__(self, label: str, *, untrusted: bool, sandbox: bool = True,
                  hide: tuple[str, ...] = (), expose: tuple[str, ...] = (), threading: CpuThreading | None = None,
                  server: "ForkServer | None" = None, deadline: Deadline | None = None):
         self.label = label
         self.untrusted = untrusted
         self.deadline = deadline   # the score's: no request waits past it (core/deadline.py)
-        self._owns_log_dir = log_dir is None   # removed at close: thousands of scores leave no trace
-        self._log_dir = log_dir or worker_log_dir()
-        self.log_path = self._log_dir / f"{label}.log"
+        self.log = LogTail(label)   # its stdout and stderr: a pipe, the last 64 KiB kept (log_tail.py)
         cpus = threading.cpus if threading is not None else None
         if server is not None:
             self.plan = server.child_plan(label, cpus)
@@ -88,21 +85,20 @@ class WorkerClient:
         self.forked = server is not None
         try:
             if server is not None:
-                with open(self.log_path, "wb") as log:
-                    self.proc = server.fork(self.plan, (theirs.fileno(), *arena_fds, log.fileno()))
+                self.proc = server.fork(self.plan, (theirs.fileno(), *arena_fds, self.log.write_fd))
             else:
                 self.proc = spawn("perfbench.isolation.processes.worker", [str(theirs.fileno()), *map(str, arena_fds)],
-                                  self.plan, (theirs.fileno(), *arena_fds), self.log_path, threading)
+                                  self.plan, (theirs.fileno(), *arena_fds), self.log.write_fd, threading)
         except BaseException:
             ours.close()
             self.input_arena.close()
             self.output_table.close()
             self.plan.remove()
-            if self._owns_log_dir:   # no object is returned whose close() would remove it
-                shutil.rmtree(self._log_dir, ignore_errors=True)
+            self.log.close()
             raise
         finally:
             theirs.close()
+            self.log.started()
         self._conn = Connection(ours.detach())
         self._ids = itertools.count(1)
         self._started = t0
@@ -238,7 +234,7 @@ class WorkerClient:
 
     # -- lifetime --------------------------------------------------------------------------------
     def log_tail(self, limit: int = 4000) -> str:
-        return read_tail(self.log_path, limit)
+        return self.log.tail(limit)
 
     def kill(self) -> None:
         """SIGKILL the worker's whole process group (its own session) and wait until it is gone,
@@ -265,8 +261,7 @@ class WorkerClient:
         self.input_arena.close()
         self.output_table.close()
         self.plan.remove()
-        if self._owns_log_dir:   # (callers read log_tail() before closing)
-            shutil.rmtree(self._log_dir, ignore_errors=True)
+        self.log.close()   # (its tail stays readable)
 
     def __enter__(self) -> "WorkerClient":
         return self
