@@ -1,5 +1,6 @@
 """The sandbox's bookkeeping: what the verdict records from the worker's own probe, and how a
 missing layer is reported or refused.  (The layers themselves: tests/adversarial.)"""
+import os
 import sys
 from pathlib import Path
 
@@ -190,3 +191,25 @@ def test_the_scorer_is_nondumpable_before_any_zygote_exists(monkeypatch):
     finally:
         libc.prctl(4, was, 0, 0, 0)
     assert seen == [0] and start.nondumpable and start.servers == {}
+
+
+def test_the_zygote_empties_what_its_workers_left_whatever_its_modes(tmp_path):
+    """#58 (4): zygote.empty_owned, run on the sandbox's /dev/shm as each worker ends: files,
+    directories a worker made unreadable to itself, and links (removed, not followed)."""
+    from perfbench.isolation.processes.zygote import empty_owned
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("not the worker's to lose")
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    (shm / "a").write_bytes(b"x" * 4096)
+    locked = shm / "d" / "e"
+    locked.mkdir(parents=True)
+    (locked / "f").write_text("deep")
+    os.chmod(locked, 0)
+    os.chmod(shm / "d", 0)
+    os.symlink(outside, shm / "link")
+    assert empty_owned(str(shm)) == 5
+    assert list(shm.iterdir()) == [] and (outside / "keep").exists()
+    assert empty_owned(str(tmp_path / "missing")) == 0

@@ -36,7 +36,7 @@ from typing import Any
 from ...core.procfs import owner_gone, owner_tag
 from .cgroup import WorkerCgroup, create_worker_cgroup
 from .hardening import set_dumpable
-from .worker_view import WorkerView, plan_view, readable_copies, root_script, setpriv_user_args, under
+from .worker_view import SHM_BYTES, WorkerView, plan_view, readable_copies, root_script, setpriv_user_args, under
 from .orphan_guard import guard
 
 LAYERS = ("cgroup", "cpuset", "pid_ns", "net_ns", "mount_ns", "ipc_ns", "minimal_root", "readonly_fs", "uid",
@@ -109,7 +109,7 @@ class SandboxPlan:
             f"cd {q(root)}; mkdir .old; {pivot} . .old; cd /; umount -l /.old; rmdir /.old\n",
             _READ_ONLY_ALL,
             *(f"mount -o remount,bind,rw {q(p)}\n" for p in (priv, *view.caches)),
-            "if [ -d /dev/shm ]; then mount -t tmpfs -o mode=1777 tmpfs /dev/shm; fi\n",
+            f"if [ -d /dev/shm ]; then mount -t tmpfs -o size={SHM_BYTES},mode=1777 tmpfs /dev/shm; fi\n",
             "if [ -d /sys/fs/cgroup ]; then mount -t tmpfs -o ro,mode=755 tmpfs /sys/fs/cgroup; fi\n",
             "if [ -d /dev/pts ]; then mount -t tmpfs -o ro,mode=755 tmpfs /dev/pts; fi\n",
             # trusted files that an exposed directory holds after all (a task inside a sys.path entry)

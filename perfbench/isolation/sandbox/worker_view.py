@@ -49,6 +49,10 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 # The worker's private directory (its TMPDIR and cwd): a tmpfs this size at most, whose pages
 # count against its memory limit too.
 PRIVATE_DIR_BYTES = 2 << 30
+# The sandbox's /dev/shm: a tmpfs this size at most (#58 (4)), emptied by the zygote as each
+# worker ends (zygote.py): its pages count against the memory limit of the worker that wrote
+# them, but outlived its cgroup, charged to none, for the next worker to add to.
+SHM_BYTES = 1 << 30
 KERNEL_DIRS = ("/sys",)   # bound whole (CPU topology, PCI for CUDA); /proc and /dev made afresh
 # /dev is an allow-list too: a worker left at uid 0 (without capabilities, where the uid could
 # not switch) could still open the raw disk by owner permission and read any file's bytes.
