@@ -16,7 +16,7 @@ from perfbench.timing.sampler import SamplerConfig
 HERE = Path(__file__).resolve().parent
 TASK = HERE.parent / "fixtures" / "tiny_task"
 CFG = ScoreConfig(sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.05), call_timeout_s=20, check_seeds=3,
-                  processes=1, s_ref_policy="table")   # as test_exploits.py's: the gate makes 12 calls
+                  processes=1, s_ref_policy="table")   # as test_exploits.py's: the gate makes 12 calls, its contract 8
 
 TEMPLATE = HERE / "candidates" / "hostile_replies.py"
 SEEDS = range(12)

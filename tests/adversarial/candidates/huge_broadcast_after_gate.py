@@ -1,7 +1,8 @@
 """Honest while it is being gated, then returns a stride-0 view of a huge shape: a few bytes of
 memory that claim 2**44 elements.  Its span passes a byte limit; a copy of it cannot be made.
 
-The gate makes 2 sizes x 3 seeds x 2 poison patterns = 12 calls; every later call is timed.
+The gate makes 2 sizes x 3 seeds x 2 poison patterns = 12 calls, then its input contract 2 sizes
+x 4 standard transforms = 8 more; every later call is timed.
 """
 import torch
 
@@ -11,6 +12,6 @@ _calls = 0
 def kernel(x, y):
     global _calls
     _calls += 1
-    if _calls <= 12:
+    if _calls <= 20:
         return torch.add(y, x, alpha=2)
     return (x[:1] + y[:1]).expand(1 << 44)

@@ -15,7 +15,7 @@ _held = []
 def kernel(x, y):
     global _calls
     _calls += 1
-    if _calls == 13:   # the first timed call (the gate makes 12)
+    if _calls == 21:   # the first timed call (the gate makes 12, its input contract 8)
         chunk = 256 << 20
         while True:
             fd = os.memfd_create("hoard", 0)

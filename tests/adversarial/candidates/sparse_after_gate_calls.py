@@ -9,4 +9,4 @@ def kernel(x, y):
     global _calls
     _calls += 1
     out = torch.add(y, x, alpha=2)
-    return out if _calls <= 12 else out.to_sparse()
+    return out if _calls <= 20 else out.to_sparse()
