@@ -389,8 +389,10 @@ def main() -> int:
                     "warnings": list(r.warnings),
                     "timing_mode": r.comparison.extra.get("timing_mode") if r.comparison else None,
                     "sandbox_missing": r.isolation.get("missing") if r.isolation else None,
+                    "contract": r.contract,   # the input contract's CHECKs, transformed in the CUDA worker (#58)
                     "candidate_log": r.worker_logs.get("candidate", "")[-1500:]}
         step(name, run, lambda v: (f"{v['verdict']} {v['reasons'][0][:60] if v['reasons'] else ''} s={v['speedup']} "
+                                   f"contract={len(v['contract'].get('transforms', []))} "
                                    f"{[w[:40] for w in v['warnings'] if 'candidate.' in w or 'side-stream' in w]}"))
 
     details["total_s"] = time.perf_counter() - t_start

@@ -119,13 +119,24 @@ def contract_gate(client: WorkerClient, program: TaskProgram, seed: int, timeout
                                  call.expected, POISON_PATTERNS[0], timeout_s, call.atol_scale)
         checks += 1
         if fails:
-            return checks, contract_failures(call, fails), record
+            return checks, _contract_failures(call, fails), record
         if call.last:
             record["transforms"].append(call.transform)
     return checks, [], record
 
 
-def contract_failures(call: ContractCall, fails: list[Failure]) -> list[Failure]:
+def gate_with_contract(client: WorkerClient, program: TaskProgram, seeds: list[int], contract_seed: int,
+                       timeout_s: float, side: ArenaSide | None = None) -> tuple[int, list[Failure], dict | None]:
+    """The whole gate: `gate` on the task's own draws, then, if it passed, `contract_gate`.
+    Returns (calls, failures, the contract's record; None when the gate proper failed)."""
+    checks, fails = gate(client, program, seeds, timeout_s, side)
+    if fails:
+        return checks, fails, None
+    n, fails, record = contract_gate(client, program, contract_seed, timeout_s, side)
+    return checks + n, fails, record
+
+
+def _contract_failures(call: ContractCall, fails: list[Failure]) -> list[Failure]:
     """A contract call's failures as the verdict gives them: a wrong value is
     `correctness.contract`, naming the transform and the size (and what was wrong)."""
     return [Failure("correctness.contract" if f.reason.startswith("correctness.") else f.reason,
@@ -182,10 +193,7 @@ def gate_only(task: str | Path | TaskSpec, candidate: str | Path,
                 base = map_arenas(w, ARENA_SLACK * InputLayout.of(probe).stride, expected, 1, cfg.call_timeout_s)
                 side = ArenaSide(w, program, None, expected, base, cfg.call_timeout_s)
             load_side(w, spec, device, Path(candidate), cfg, init_seed, probe_seed)
-            checks, fails = gate(w, program, seeds, cfg.call_timeout_s, side)
-            if fails:
-                return checks, fails
-            n, fails, _ = contract_gate(w, program, key.contract_seed(), cfg.call_timeout_s, side)
-            return checks + n, fails
+            checks, fails, _ = gate_with_contract(w, program, seeds, key.contract_seed(), cfg.call_timeout_s, side)
+            return checks, fails
         except CandidateRejected as exc:
             return 0, [Failure(exc.reason, exc.message)]

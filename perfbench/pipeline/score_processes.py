@@ -35,7 +35,7 @@ from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
 from .baseline_pool import BaselinePool
 from .config import RunSetup, ScoreConfig
-from .gate import contract_gate, gate, load_side, task_tolerance
+from .gate import gate_with_contract, load_side, task_tolerance
 from .process_checks import (baseline_alone, block_diagnostics, check_tampering, clock_warnings, isolation_record,
                              merge_diagnostics, side_stream_gate)
 from .sandboxes import ScorerStart
@@ -336,12 +336,9 @@ class TimingRun:
             if su.gate:   # (GPU MODE's later benchmarks: the baseline alone only)
                 cand_side = self._load_candidate(w)
                 self.say(f"correctness gate: {len(su.spec.sizes)} sizes x {len(gate_seeds)} seeds")
-                self.checks, fails = gate(w.cand, su.program, gate_seeds, su.cfg.call_timeout_s, cand_side.gate_side())
-                if fails:
-                    return fails
-                n, fails, self.contract = contract_gate(w.cand, su.program, su.key.contract_seed(),
-                                                        su.cfg.call_timeout_s, cand_side.gate_side())
-                self.checks += n
+                self.checks, fails, self.contract = gate_with_contract(
+                    w.cand, su.program, gate_seeds, su.key.contract_seed(), su.cfg.call_timeout_s,
+                    cand_side.gate_side())
                 if fails:
                     return fails
                 if su.device.startswith("cuda"):

@@ -220,14 +220,13 @@ class _WorkerState:
         from ..wire.protocol import encode_values
 
         results, blobs = [], []
-        spec = self.program.spec
         for seed in req["seeds"]:
             for pattern in req["poisons"]:   # identical inputs, one call per poison pattern
                 # Refilled in place across calls and across requests (the scorer sends one call
                 # per request, so that its timeout is one call's).
                 made = self.program.make_inputs(seed, req["size"])
                 if req.get("transform"):   # the task's input contract (pipeline/gate.contract_gate)
-                    made = transformed(made, req["transform"], spec.contract_args)
+                    made = transformed(made, req["transform"], self.program.spec.contract_args)
                 inputs = self._refill(self.gate_inputs, made)
                 self._poison(req["poison_bytes"], pattern)
                 out = self._call(inputs)

@@ -58,9 +58,8 @@ def empty_owned(path: str) -> int:
     except OSError:
         return 0
     for entry in entries:
-        try:
-            st = entry.stat(follow_symlinks=False)
-            if st.st_uid != os.getuid():
+        with contextlib.suppress(OSError):   # (gone already, or not ours to remove: left)
+            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
                 continue
             if entry.is_dir(follow_symlinks=False):
                 os.chmod(entry.path, 0o700)   # a worker may have left it unreadable to itself
@@ -69,8 +68,6 @@ def empty_owned(path: str) -> int:
             else:
                 os.unlink(entry.path)
             removed += 1
-        except OSError:
-            pass
     return removed
 
 
@@ -90,9 +87,9 @@ class _Zygote:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                break
+                return
             if pid == 0:
-                break
+                return
             self.codes[pid] = os.waitstatus_to_exitcode(status)
             if pid in self.live:
                 self.live.discard(pid)
