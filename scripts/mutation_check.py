@@ -272,7 +272,7 @@ MUTATIONS = [
     M("the worker calls every iteration on the first staged view", "perfbench/isolation/wire/arena.py",
       'dict(u, base=start + k * u["stride"])', 'dict(u, base=start)', INPUTS),
     M("every timed block's inputs start on a page boundary (#38, protocol 5)", "perfbench/sides/cpu_side.py",
-      "BlockLayout.of(block, start=in_page_start(seed))", "BlockLayout.of(block, start=0)",
+      "BlockLayout.of(block, start=in_page_start(seed))\n        overhead", "BlockLayout.of(block, start=0)\n        overhead",
       ["tests/unit/test_fake_workers.py"]),
     # -- #63: fresh mutations that survived, each now held by a named test
     M("the pair bootstrap's period correction with its sign flipped", "perfbench/core/crossover.py",
@@ -314,6 +314,25 @@ MUTATIONS = [
       ["tests/integration/test_fork_server.py::test_a_forked_worker_dies_with_its_zygote_whoever_holds_its_channel"]),
     M("the drawn in-page offset is ignored by the worker's views", "perfbench/isolation/wire/arena.py",
       'u, start = spec["uniform"], spec.get("start", 0)', 'u, start = spec["uniform"], 0', INPUTS),
+    # -- #58 (6): the input contract among the timed blocks
+    M("contract blocks never drawn", "perfbench/sides/contract_blocks.py",
+      "if not self.transforms or self._rng.random() >= self.share:", "if True:",
+      ["tests/unit/test_contract_blocks.py", "tests/unit/test_fake_workers.py::"
+       "test_contract_blocks_run_on_both_sides_between_pairs_and_reject_a_candidate_that_counts_its_calls"]),
+    M("a contract block run untransformed", "perfbench/sides/cpu_side.py",
+      "block = plan.transformed(usual, transform)", "block = usual",
+      ["tests/unit/test_fake_workers.py::"
+       "test_contract_blocks_run_on_both_sides_between_pairs_and_reject_a_candidate_that_counts_its_calls"]),
+    M("the candidate's contract block unchecked", "perfbench/sides/cpu_side.py",
+      "        if self.program is None:\n            return\n        k = plan.checked_iteration(iters)",
+      "        if True:\n            return\n        k = plan.checked_iteration(iters)",
+      ["tests/unit/test_fake_workers.py::"
+       "test_contract_blocks_run_on_both_sides_between_pairs_and_reject_a_candidate_that_counts_its_calls"]),
+    M("only the candidate runs contract blocks", "perfbench/pipeline/score_processes.py",
+      "pair_end=pair_end(cand_side, [base_side, *others.values()], plan))",
+      "pair_end=pair_end(cand_side, [cand_side], plan))",
+      ["tests/unit/test_fake_workers.py::"
+       "test_contract_blocks_run_on_both_sides_between_pairs_and_reject_a_candidate_that_counts_its_calls"]),
 ]
 
 

@@ -78,6 +78,11 @@ class ScoreKey:
         """The inputs the gate transforms by the task's input contract (task/contract.py)."""
         return keyed_seed(self.timing, "contract")
 
+    def contract_blocks_seed(self, j: int) -> int:
+        """Timed process j's contract blocks (sides/contract_blocks.py): when each runs, its
+        transform, its inputs and the iteration checked."""
+        return keyed_seed(self.timing, "contract-blocks", j)
+
     def process_seed(self, j: int) -> int:
         """Timed process j's run key: its side order and its blocks' seeds."""
         return self.timing if j == 0 else keyed_seed(self.timing, "process", j)

@@ -57,6 +57,9 @@ class ScoreConfig:
     timed_check_fraction: float = 0.3  # share of timed blocks whose output is checked (>= 2 blocks)
     timed_check_budget: float = 0.5   # CPU: more blocks checked (up to all) while checking costs at
                                       # most this share of the candidate's timed time (docs/security.md)
+    contract_block_share: float = 0.15  # share of pair ends at which the candidate also runs an untimed
+                                      # block on its contract's inputs (sides/contract_blocks.py): one
+                                      # fragile in its last n pairs escapes with (1 - share)^n (30: 0.8%)
     clocks: ClockRequest = field(default_factory=ClockRequest)  # GPU clock policy while timing
     s_ref: float | None = None        # override bench_configs / the task default
     s_ref_policy: str = S_REF_AUTO    # without s_ref: auto | live | table (bench_configs.S_REF_POLICIES)
@@ -84,6 +87,8 @@ class ScoreConfig:
             raise ValueError("timeouts must be > 0 seconds")
         if self.deadline_s is not None and not 0 < self.deadline_s < float("inf"):
             raise ValueError(f"deadline must be a positive number of seconds, got {self.deadline_s}")
+        if not 0 <= self.contract_block_share <= 1:
+            raise ValueError(f"contract_block_share must be in [0, 1], got {self.contract_block_share}")
         if self.check_seeds < 1:
             raise ValueError(f"check_seeds must be >= 1, got {self.check_seeds}")
         if self.processes < 1:

@@ -17,7 +17,7 @@ from ..isolation.wire.protocol import Op, ProtocolError, decode_values
 from ..sides.cpu_side import ARENA_SLACK, ArenaSide, map_arenas
 from ..sides.cuda_side import reply_budget, verify_call
 from ..task.correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
-from ..task.contract import ContractCall, contract_calls
+from ..task.contract import contract_calls, contract_failures
 from ..task.program import TaskProgram
 from ..task.spec import TaskSpec, load_task
 from .config import ScoreConfig
@@ -119,7 +119,7 @@ def contract_gate(client: WorkerClient, program: TaskProgram, seed: int, timeout
                                  call.expected, POISON_PATTERNS[0], timeout_s, call.atol_scale)
         checks += 1
         if fails:
-            return checks, _contract_failures(call, fails), record
+            return checks, contract_failures(call.transform, f"size {call.size!r}", fails), record
         if call.last:
             record["transforms"].append(call.transform)
     return checks, [], record
@@ -134,13 +134,6 @@ def gate_with_contract(client: WorkerClient, program: TaskProgram, seeds: list[i
         return checks, fails, None
     n, fails, record = contract_gate(client, program, contract_seed, timeout_s, side)
     return checks + n, fails, record
-
-
-def _contract_failures(call: ContractCall, fails: list[Failure]) -> list[Failure]:
-    """A contract call's failures as the verdict gives them: a wrong value is
-    `correctness.contract`, naming the transform and the size (and what was wrong)."""
-    return [Failure("correctness.contract" if f.reason.startswith("correctness.") else f.reason,
-                    f"input contract {call.transform}, size {call.size!r}: {f.reason}: {f.message}") for f in fails]
 
 
 def _expected_for(program: TaskProgram, size: str, seed: int) -> tuple[tuple, tuple[list, list | None]]:

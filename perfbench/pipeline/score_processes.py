@@ -25,6 +25,7 @@ from ..device.fingerprint import fingerprint
 from ..isolation.processes.worker_handle import WorkerClient
 from ..isolation.wire.protocol import Op
 from ..sides.build import Side, SideSettings, build_sides
+from ..sides.contract_blocks import ContractBlocks, pair_end
 from ..task import bench_configs
 from ..task.correctness import Failure
 from ..task.program import TaskProgram
@@ -138,7 +139,7 @@ def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dic
     candidate's log; or the rejection.  Adds what the processes found (warnings, the sandbox,
     the clock control) and its own warnings to `base`."""
     spec, device, cfg, sampler_cfg, master = setup.spec, setup.device, setup.cfg, setup.sampler, setup.key.timing
-    run = TimingRun(setup, say, progress, workers, baselines)
+    run = TimingRun(setup, say, progress, workers, baselines, base.get("contract"))
     decision, rejection = None, None
     try:
         failures = run.prepare(check_seeds)
@@ -225,7 +226,7 @@ class TimingRun:
     pools are drawn afresh (stats.cluster_bootstrap_ci)."""
 
     def __init__(self, setup: RunSetup, say: Callable[[str], None], progress: ProgressFn | None,
-                 workers: Workers, baselines: BaselinePool | None = None):
+                 workers: Workers, baselines: BaselinePool | None = None, contract: dict | None = None):
         self.setup, self.say, self.progress, self.workers = setup, say, progress, workers
         self.baselines = baselines   # a batch's: the baseline's time alone, kept between its scores
         self.parts: list[PairedSamples] = []
@@ -234,7 +235,10 @@ class TimingRun:
         self.before: list[float] = []
         self.checks = self.timed_checks = self.candidate_blocks = 0
         self.gated = False   # the gate passed (or, GPU MODE's later benchmarks, was not this size's)
-        self.contract: dict | None = None   # the input contract's calls (contract_gate's record)
+        # The input contract's calls (contract_gate's record; GPU MODE's later benchmarks: the
+        # first's), and the contract blocks run among this run's timed ones.
+        self.contract: dict | None = contract
+        self.contract_blocks = 0
         self.logs: dict[str, str] = {}
         self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
         self.warnings: list[str] = []          # for the verdict, in the order found, each once
@@ -251,7 +255,7 @@ class TimingRun:
         if self.clock_control is not None:
             base["clock_control"] = self.clock_control
         if self.contract is not None:
-            base["contract"] = self.contract
+            base["contract"] = dict(self.contract, blocks=self.contract.get("blocks", 0) + self.contract_blocks)
         base["warnings"] += tuple(w for w in self.warnings if w not in base["warnings"])
 
     def _choose_timing_mode(self, base_w: WorkerClient) -> None:
@@ -369,6 +373,7 @@ class TimingRun:
             self.timed_checks += cand_side.checks
             self.checks += cand_side.checks
             self.candidate_blocks += len(cand_side.blocks)
+            self.contract_blocks += cand_side.contract_blocks
 
     def _sample(self, base_side: Side, cand_side: Side, sol_side: Side | None, j: int,
                 progress: ProgressFn | None, monitor) -> PairedSamples:
@@ -376,11 +381,13 @@ class TimingRun:
         interleaved with the candidate's, and kept in self.solution_parts."""
         su = self.setup
         others = {CANDIDATE: cand_side} if sol_side is None else {CANDIDATE: cand_side, SOLUTION: sol_side}
+        transforms = tuple(self.contract["transforms"]) if self.contract is not None else ()
+        plan = ContractBlocks(su.program, transforms, su.key.contract_blocks_seed(j), su.cfg.contract_block_share)
         parts = sample_interleaved(base_side, others, su.sampler.per_process(su.cfg.processes),
                                    seed=su.key.process_seed(j),
                                    progress=progress, monitor=monitor,
                                    iters=self.parts[0].iters_per_block if self.parts else None,
-                                   pair_end=cand_side.end_pair)
+                                   pair_end=pair_end(cand_side, [base_side, *others.values()], plan))
         if sol_side is not None:
             self.solution_parts.append(parts[SOLUTION])
         return parts[CANDIDATE]

@@ -14,6 +14,7 @@ from ..task.program import TaskProgram
 from ..task.spec import TaskSpec
 from ..timing.sampler import SamplerConfig
 from .cpu_side import ARENA_SLACK, ArenaSide, BlockInputs, map_arenas
+from .contract_blocks import ContractBlocks
 from .cuda_side import WorkerSide
 
 if TYPE_CHECKING:
@@ -37,10 +38,12 @@ class Side(Protocol):
     client: WorkerClient
     blocks: list[BlockWall]
     checks: int
+    contract_blocks: int   # untimed contract blocks run (sides/contract_blocks.py)
     scorer_clocked: bool   # the scorer's clock timed each block (no unaccounted time to look for)
 
     def run_block(self, iters: int, seed: int) -> float: ...
     def end_pair(self) -> None: ...
+    def contract_block(self, transform: str, iters: int, seed: int, plan: ContractBlocks) -> None: ...
     def finish(self) -> None: ...
     def gate_side(self) -> ArenaSide | None: ...
     def monitor(self, dev: DeviceSession) -> BlockMonitor: ...

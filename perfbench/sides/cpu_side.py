@@ -15,6 +15,9 @@ One block, side S, the other side O:
    both against the scorer's own reference.  Deferred to the pair's end, the check precedes the
    next pair's first block, whose side is drawn from the seed; done at once, it preceded the
    baseline's block in every candidate-first pair (timing/schedule.py).
+4. At a drawn share of pair ends, every side also runs an untimed contract block, made and run
+   as a timed block is, on inputs under the task's contract; the candidate's is checked at one
+   iteration (sides/contract_blocks.py).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from ..isolation.wire.protocol import Op
 from ..task.correctness import OutputRecord, Tolerance, record_of
 from ..task.program import TaskProgram
 from ..core.score_key import iteration_seed
+from .contract_blocks import ContractBlocks, rejection
 from .cuda_side import expected_outputs, reported_block_ns, should_check, verify_call
 
 NULL_BLOCKS = 5   # null blocks per block size: the median is the overhead subtracted
@@ -103,6 +107,7 @@ class ArenaSide:
     blocks: list[BlockWall] = field(default_factory=list)
     null_ns: dict[int, list[float]] = field(default_factory=dict)
     checks: int = 0
+    contract_blocks: int = 0                   # untimed contract blocks run (contract_blocks.py)
     _staged: dict | None = None
     _pending: tuple[list[tuple], BlockLayout] | None = None   # a block whose output is to be checked
 
@@ -166,12 +171,15 @@ class ArenaSide:
     def finish(self) -> None:
         """After the last block: its check, if due, and the tripwires that otherwise run before
         the next one."""
-        self.end_pair()
+        self._check_pending()
         self.client.request(Op.STAGE, self.timeout_s, layout=None)
 
     def end_pair(self) -> None:
         """The timed-output check of this side's block of the pair that just ended, if it was
-        drawn (the sampler's `pair_end`)."""
+        drawn (the sampler's `pair_end`: contract_blocks.pair_end)."""
+        self._check_pending()
+
+    def _check_pending(self) -> None:
         if self._pending is None:
             return
         block, layout = self._pending
@@ -179,6 +187,31 @@ class ArenaSide:
         t0 = time.perf_counter_ns()
         self._check(block, layout)
         self.check_ns.append(time.perf_counter_ns() - t0)
+
+    def contract_block(self, transform: str, iters: int, seed: int, plan: ContractBlocks) -> None:
+        """One untimed block of `iters` calls on the inputs of `seed` under `transform`, made and
+        run as a timed block is; the candidate's checked at one iteration (contract_blocks.py)."""
+        usual = self.inputs.get(seed, iters)
+        block = plan.transformed(usual, transform)
+        layout = BlockLayout.of(block, start=in_page_start(seed))
+        self._stage(layout)
+        self.client.freeze()
+        layout.write(self.client.input_arena, block)
+        wall, header, _, _ = self._timed_request(iters, null=False)
+        reported_block_ns(self.client.label, header, wall)
+        self.contract_blocks += 1
+        if self.program is None:
+            return
+        k = plan.checked_iteration(iters)
+        call = plan.call(transform, self.inputs.size, usual[k])
+        if call.skipped is not None:
+            return
+        outs = self._outputs_of(k, f"contract block iteration {k}")
+        ins = [record_of(x) for x in layout.read(self.client.input_arena, k)]
+        fails = verify_call(self.program, call.inputs, outs, ins, self.tolerance, expected=call.expected,
+                            atol_scale=call.atol_scale)
+        if fails:
+            raise rejection(transform, k, fails)
 
     def overhead_ns(self, layout: BlockLayout) -> float:
         """The baseline worker's per-block cost of everything but the kernel, at this block size.
@@ -207,7 +240,7 @@ class ArenaSide:
         return self._timed_request(len(layout.bases), null=True)[0]
 
     def run_block(self, iters: int, seed: int) -> float:
-        self.end_pair()   # (a check still due runs before this worker runs again, whoever calls)
+        self._check_pending()   # (a check still due runs before this worker runs again, whoever calls)
         block = self.inputs.get(seed, iters)
         layout = BlockLayout.of(block, start=in_page_start(seed))
         overhead = self.overhead_ns(layout)

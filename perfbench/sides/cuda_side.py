@@ -27,6 +27,7 @@ from ..task.correctness import Failure, OutputRecord, Tolerance, check_outputs, 
 from ..task.program import TaskProgram
 from ..timing.checksum import digest_pair
 from ..core.score_key import iteration_seed
+from .contract_blocks import ContractBlocks, rejection
 
 
 def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
@@ -142,6 +143,7 @@ class WorkerSide:
     probe: ClockProbeReadings | None = None  # CUDA, baseline only: the SM clock its worker read after each block
     blocks: list[BlockWall] = field(default_factory=list)
     checks: int = 0
+    contract_blocks: int = 0                 # untimed contract blocks run (contract_blocks.py)
     mode: str | None = None                  # CUDA: how the last block was timed (timing/cuda/timer.py)
     fallback: tuple[str, str] | None = None  # CUDA: (reason code, message) once the timer fell back
     _pending: tuple[int, int] | None = None  # (iters, seed) of a block whose output is to be checked
@@ -172,20 +174,25 @@ class WorkerSide:
 
     def finish(self) -> None:
         """The last block's check, if due (the tripwires ran inside each block)."""
-        self.end_pair()
+        self._check_pending()
 
     def end_pair(self) -> None:
         """The timed-output check of this side's block of the pair that just ended, if drawn:
         at the pair's end it precedes the next pair's first block, whose side the seed draws
         (cpu_side.py says why not at once)."""
+        self._check_pending()
+
+    def _check_pending(self) -> None:
         if self._pending is not None:
             iters, seed = self._pending
             self._pending = None
             self._check_timed_output(iters, seed)
 
-    def run_block(self, iters: int, seed: int) -> float:
-        self.end_pair()   # (a check still due runs before this worker's outputs are replaced)
-        self.client.request(Op.PREPARE, self.timeout_s, iters=iters, seed=seed, size=self.size)
+    def _request_block(self, iters: int, seed: int, transform: str | None = None) -> tuple[dict, int, float | None]:
+        """PREPARE and TIME one block, the other worker frozen around TIME: (the reply, the
+        scorer's wall ns of TIME, the CPU seconds the other side used meanwhile)."""
+        self.client.request(Op.PREPARE, self.timeout_s, iters=iters, seed=seed, size=self.size,
+                            **({"transform": transform} if transform else {}))
         cpu0 = cpu1 = None
         if self.other is not None:
             # Nothing of the other side runs while this side is timed (with a cgroup); its CPU
@@ -200,14 +207,49 @@ class WorkerSide:
             if self.other is not None:
                 cpu1 = self.other.cpu_seconds()
                 self.other.thaw()
+        return header, wall, None if cpu1 is None or cpu0 is None else cpu1 - cpu0
+
+    def run_block(self, iters: int, seed: int) -> float:
+        self._check_pending()   # (a check still due runs before this worker's outputs are replaced)
+        header, wall, other_cpu = self._request_block(iters, seed)
         total = reported_block_ns(self.client.label, header, wall)
         host = _host_block_ns(self.client.label, header, total, wall)
         self._note_cuda_timing(header)
-        self.blocks.append(BlockWall(float(wall), total, iters,
-                                     None if cpu1 is None or cpu0 is None else cpu1 - cpu0, host_ns=host))
+        self.blocks.append(BlockWall(float(wall), total, iters, other_cpu, host_ns=host))
         if self.program is not None and should_check(self.checks, self.check_fraction):
             self._pending = (iters, seed)
         return total / iters
+
+    def contract_block(self, transform: str, iters: int, seed: int, plan: ContractBlocks) -> None:
+        """One untimed block of `iters` calls on the inputs of `seed` under `transform` (the
+        worker makes them, as a timed block's); the candidate's checked at one iteration
+        (contract_blocks.py)."""
+        header, wall, _ = self._request_block(iters, seed, transform)
+        reported_block_ns(self.client.label, header, wall)
+        self.contract_blocks += 1
+        if self.program is None:
+            return
+        k = plan.checked_iteration(iters)
+        call = plan.call(transform, self.size, self.program.make_inputs(iteration_seed(seed, k), self.size))
+        if call.skipped is not None:
+            return
+        outs, ins, digests = self._fetch(k, call.inputs, call.expected[0])
+        check_end_digests(self.client.label, k, digests, outs)
+        fails = verify_call(self.program, call.inputs, outs, ins, self.tolerance, expected=call.expected,
+                            atol_scale=call.atol_scale)
+        if fails:
+            raise rejection(transform, k, fails)
+
+    def _fetch(self, k: int, inputs: tuple, expected: list | None) -> tuple[list, list, object]:
+        """Iteration k's outputs and inputs as the worker encodes them, and its end digests."""
+        header, blobs = self.client.request(Op.FETCH, self.timeout_s, index=k,
+                                            reply_bytes=reply_budget(inputs, expected))
+        try:
+            n_out = len(header["outputs"])
+            return (decode_values(header["outputs"], blobs[:n_out]), decode_values(header["inputs"], blobs[n_out:]),
+                    header.get("digests"))
+        except (KeyError, TypeError, ProtocolError) as exc:
+            raise CandidateRejected("tamper.protocol", f"{self.client.label}: bad fetch reply: {exc}") from None
 
     def _note_cuda_timing(self, header: dict) -> None:
         mode = header.get("mode")
@@ -225,15 +267,8 @@ class WorkerSide:
         inputs = self.program.make_inputs(iteration_seed(seed, k), self.size)
         expected = None if self.program.judges_itself else (self.program.reference(inputs),
                                                              self.program.oracle(inputs))
-        header, blobs = self.client.request(Op.FETCH, self.timeout_s, index=k,
-                                            reply_bytes=reply_budget(inputs, expected[0] if expected else None))
-        try:
-            n_out = len(header["outputs"])
-            outs = decode_values(header["outputs"], blobs[:n_out])
-            ins = decode_values(header["inputs"], blobs[n_out:])
-        except (KeyError, TypeError, ProtocolError) as exc:
-            raise CandidateRejected("tamper.protocol", f"{self.client.label}: bad fetch reply: {exc}") from None
-        check_end_digests(self.client.label, k, header.get("digests"), outs)
+        outs, ins, digests = self._fetch(k, inputs, expected[0] if expected else None)
+        check_end_digests(self.client.label, k, digests, outs)
         fails = verify_call(self.program, inputs, outs, ins, self.tolerance, expected=expected)
         self.checks += 1
         if fails:

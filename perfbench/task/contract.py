@@ -149,16 +149,32 @@ def contract_calls(program: Any, seed: int) -> Iterator[ContractCall]:
             if size not in usual:
                 x0 = program.make_inputs(seed, size)
                 usual[size] = (x0, program.oracle(x0) or program.reference(x0))
-            x0, expected0 = usual[size]
-            x = transformed(x0, transform, spec.contract_args)
-            try:
-                expected = (program.reference(x), program.oracle(x))
-            except Exception as exc:  # noqa: BLE001 - the task's reference, outside its own draws
-                yield ContractCall(transform, size, skipped=f"the reference raised {type(exc).__name__} (size {size!r})")
+            call = contract_call(program, transform, size, *usual[size], last=i == len(spec.sizes) - 1)
+            yield call
+            if call.skipped is not None:
                 break
-            if not (all_finite(x) and all_finite(expected[0]) and all_finite(expected[1] or ())):
-                yield ContractCall(transform, size, skipped=f"not finite there (size {size!r})")
-                break
-            yield ContractCall(transform, size, x, expected, output_scale(expected[1] or expected[0], expected0),
-                               last=i == len(spec.sizes) - 1)
 
+
+def contract_call(program: Any, transform: str, size: str, x0: tuple, expected0: Any,
+                  last: bool = False) -> ContractCall:
+    """One contract call: the generator's inputs `x0` of `size` (whose oracle, or reference,
+    gave `expected0`) under `transform`; skipped where the transformed inputs or the task's
+    reference on them (float64 too) are not finite, or the reference raises."""
+    x = transformed(x0, transform, program.spec.contract_args)
+    try:
+        expected = (program.reference(x), program.oracle(x))
+    except Exception as exc:  # noqa: BLE001 - the task's reference, outside its own draws
+        return ContractCall(transform, size, skipped=f"the reference raised {type(exc).__name__} (size {size!r})")
+    if not (all_finite(x) and all_finite(expected[0]) and all_finite(expected[1] or ())):
+        return ContractCall(transform, size, skipped=f"not finite there (size {size!r})")
+    return ContractCall(transform, size, x, expected, output_scale(expected[1] or expected[0], expected0), last=last)
+
+
+def contract_failures(transform: str, where: str, fails: Iterable[Any]) -> list[Any]:
+    """A contract call's failures (correctness.Failure) as the verdict gives them: a wrong value
+    is `correctness.contract`, naming the transform and `where` (the size, or the timed block's
+    iteration), then what was wrong."""
+    from .correctness import Failure
+
+    return [Failure("correctness.contract" if f.reason.startswith("correctness.") else f.reason,
+                    f"input contract {transform}, {where}: {f.reason}: {f.message}") for f in fails]

@@ -369,3 +369,33 @@ def test_the_contract_gate_through_a_worker_that_makes_its_own_inputs(monkeypatc
     assert checks == 1 and [f.reason for f in fails] == ["correctness.contract"]
     assert fails[0].message.startswith("input contract scale:100, size 'small': correctness.mismatch: ")
     assert record["transforms"] == []
+
+
+def test_contract_blocks_run_on_both_sides_between_pairs_and_reject_a_candidate_that_counts_its_calls(monkeypatch, tmp_path):
+    """#58 (6): right through the gate and its contract (20 calls), then clamped, which only the
+    contract's inputs reach.  The timed checks see nothing (the timed inputs are the generator's);
+    a contract block among the timed ones, run as a timed block is, rejects it.  An honest
+    candidate gets the same blocks, on both sides: both workers got the same requests (#38), and
+    the verdict counts the candidate's."""
+    counting = tmp_path / "counting.py"
+    counting.write_text("import torch\n\n_calls = 0\n\n\ndef kernel(x, y):\n    global _calls\n    _calls += 1\n"
+                        "    out = torch.add(y, x, alpha=2)\n    return out if _calls <= 20 else out.clamp_(-40.0, 40.0)\n")
+    short = dict(processes=2, sampler=SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0, max_iters_per_block=64))
+    result, workers, _ = score(counting, monkeypatch, contract_block_share=1.0, **short)
+    assert result.verdict == VERDICT_REJECTED and [r.code for r in result.reasons] == ["correctness.contract"]
+    assert "an untimed block among the timed ones" in result.reasons[0].message
+    assert workers.made[0].ops.count("gate_call") == 12 + 8   # through the gate's contract
+    # the same with the contract in the gate alone: scored
+    result, _, _ = score(counting, monkeypatch, contract_block_share=0.0, **short)
+    assert result.verdict == VERDICT_SCORED and result.contract["blocks"] == 0
+
+    result, workers, _ = score(TASK / "solution.py", monkeypatch, contract_block_share=1.0, **short)
+    assert result.verdict == VERDICT_SCORED
+    timed = workers.made[2:]
+    for cand, base in zip(timed[::2], timed[1::2]):
+        last_run = len(cand.ops) - cand.ops[::-1].index("run")
+        assert cand.ops[:last_run] == base.ops[:last_run] and base.ops[last_run:].count("run") == 0
+        # a pair's two blocks, a contract block each after every pair (and warm-up round)
+        assert cand.ops.count("run") >= 2 * 6
+    assert result.contract["blocks"] >= 2 * 6 and result.contract["transforms"] == ["scale:100", "scale:0.01",
+                                                                                     "shift:100", "shift:-100"]

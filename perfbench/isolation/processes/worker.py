@@ -257,9 +257,12 @@ class _WorkerState:
         """Generate a block's fresh inputs; a separate request so the scorer's wall clock of
         'time' contains the calls and not the input generation."""
         from ...core.score_key import iteration_seed
+        from ...task.contract import transformed
 
         self.pending = [self.program.make_inputs(iteration_seed(req["seed"], k), req["size"])
                         for k in range(req["iters"])]
+        if req.get("transform"):   # a contract block (sides/contract_blocks.py)
+            self.pending = [transformed(x, req["transform"], self.program.spec.contract_args) for x in self.pending]
         self.last_block = ([], (), None)  # free the previous block's outputs now, not inside 'time'
         self._sync()
         return {"ok": True}, []
