@@ -355,25 +355,27 @@ class TimingRun:
         su = self.setup
         with self._started(j, f"{j + 1} of {su.cfg.processes}") as w:
             cand_side = self._load_candidate(w)
-            done = sum(p.n_pairs for p in self.parts)
-            progress = (None if self.progress is None else
-                        lambda i, summary: self.progress(done + i, summary))  # noqa: E731
-            sol_side = w.make_sol_side() if w.make_sol_side is not None else None
-            with device_session(su.device, su.cfg.clocks) as dev:
-                self.clock_control = dev.control.to_dict()
-                between = "" if sol_side is None else ", the solution's against the baseline between them"
-                self.say(f"timing AB-BA pairs{between} (clocks: {dev.control.status})")
-                part = self._sample(w.base_side, cand_side, sol_side, j, progress, w.base_side.monitor(dev))
-            cand_side.finish()
-            self._warn(clock_warnings(su.device, dev.control, part))
-            self._warn(msg for side in (w.base_side, cand_side) for msg in side.fallback_warnings())
-            check_tampering(w.base_side, cand_side, part, su.threading, sol_side)
-            self.parts.append(part)
-            self.diagnostics.append(block_diagnostics(w.base_side, cand_side, part, sol_side))
-            self.timed_checks += cand_side.checks
-            self.checks += cand_side.checks
-            self.candidate_blocks += len(cand_side.blocks)
-            self.contract_blocks += cand_side.contract_blocks
+            try:
+                done = sum(p.n_pairs for p in self.parts)
+                progress = (None if self.progress is None else
+                            lambda i, summary: self.progress(done + i, summary))  # noqa: E731
+                sol_side = w.make_sol_side() if w.make_sol_side is not None else None
+                with device_session(su.device, su.cfg.clocks) as dev:
+                    self.clock_control = dev.control.to_dict()
+                    between = "" if sol_side is None else ", the solution's against the baseline between them"
+                    self.say(f"timing AB-BA pairs{between} (clocks: {dev.control.status})")
+                    part = self._sample(w.base_side, cand_side, sol_side, j, progress, w.base_side.monitor(dev))
+                cand_side.finish()
+                self._warn(clock_warnings(su.device, dev.control, part))
+                self._warn(msg for side in (w.base_side, cand_side) for msg in side.fallback_warnings())
+                check_tampering(w.base_side, cand_side, part, su.threading, sol_side)
+                self.parts.append(part)
+                self.diagnostics.append(block_diagnostics(w.base_side, cand_side, part, sol_side))
+                self.timed_checks += cand_side.checks
+                self.checks += cand_side.checks
+                self.candidate_blocks += len(cand_side.blocks)
+            finally:   # (a rejection names the contract blocks run before it too)
+                self.contract_blocks += cand_side.contract_blocks
 
     def _sample(self, base_side: Side, cand_side: Side, sol_side: Side | None, j: int,
                 progress: ProgressFn | None, monitor) -> PairedSamples:

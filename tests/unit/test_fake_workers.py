@@ -385,6 +385,7 @@ def test_contract_blocks_run_on_both_sides_between_pairs_and_reject_a_candidate_
     assert result.verdict == VERDICT_REJECTED and [r.code for r in result.reasons] == ["correctness.contract"]
     assert "an untimed block among the timed ones" in result.reasons[0].message
     assert workers.made[0].ops.count("gate_call") == 12 + 8   # through the gate's contract
+    assert result.contract["blocks"] >= 1   # (counted up to the one that failed)
     # the same with the contract in the gate alone: scored
     result, _, _ = score(counting, monkeypatch, contract_block_share=0.0, **short)
     assert result.verdict == VERDICT_SCORED and result.contract["blocks"] == 0
