@@ -328,6 +328,9 @@ MUTATIONS = [
       "        if True:\n            return\n        k = plan.checked_iteration(iters)",
       ["tests/unit/test_fake_workers.py::"
        "test_contract_blocks_run_on_both_sides_between_pairs_and_reject_a_candidate_that_counts_its_calls"]),
+    M("a CUDA worker ignores a contract block's transform", "perfbench/isolation/processes/worker.py",
+      'if req.get("transform"):   # a contract block', 'if False:   # a contract block',
+      ["tests/unit/test_fake_workers.py::test_a_contract_block_through_a_worker_that_makes_its_own_inputs"]),
     M("only the candidate runs contract blocks", "perfbench/pipeline/score_processes.py",
       "pair_end=pair_end(cand_side, [base_side, *others.values()], plan))",
       "pair_end=pair_end(cand_side, [cand_side], plan))",

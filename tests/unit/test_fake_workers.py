@@ -400,3 +400,45 @@ def test_contract_blocks_run_on_both_sides_between_pairs_and_reject_a_candidate_
         assert cand.ops.count("run") >= 2 * 6
     assert result.contract["blocks"] >= 2 * 6 and result.contract["transforms"] == ["scale:100", "scale:0.01",
                                                                                      "shift:100", "shift:-100"]
+
+
+def test_a_contract_block_through_a_worker_that_makes_its_own_inputs(monkeypatch, tmp_path):
+    """CUDA's path of a contract block (cuda_side.WorkerSide: PREPARE names the transform, the
+    worker makes and transforms the inputs, TIME, then FETCH of the drawn iteration), on the real
+    handlers.  The baseline passes; a kernel off for values past 50 is `correctness.contract`;
+    each ran one block of 4 calls, none of it a timed block or a timed check."""
+    from perfbench.core.errors import CandidateRejected
+    from perfbench.pipeline.gate import load_side
+    from perfbench.sides.contract_blocks import ContractBlocks
+    from perfbench.sides.cuda_side import WorkerSide
+    from perfbench.task.program import TaskProgram
+
+    from perfbench.sides import cuda_side
+
+    digests: list[int] = []   # (a CPU worker takes no end-of-window digests: CUDA's timer does)
+    monkeypatch.setattr(cuda_side, "check_end_digests", lambda label, k, seen, outs: digests.append(k))
+    monkeypatch.chdir(TASK)
+    spec, cfg, key = load_task(TASK), ScoreConfig(sandbox=False), ScoreKey(3, 4)
+    program = TaskProgram(spec, "cpu", init_seed=key.init_seed)
+    plan = ContractBlocks(program, ("scale:100",), key.contract_blocks_seed(0), 1.0)
+    wrong = tmp_path / "big_values.py"
+    wrong.write_text("def kernel(x, y):\n    out = 2 * x + y\n    if x.abs().max() > 50:\n        out[0] += 1\n"
+                     "    return out\n")
+    ops = {}
+    for name, file in (("baseline", TASK / "baseline.py"), ("wrong", wrong)):
+        with InProcessWorker(name, untrusted=True) as w:
+            w.start(20)
+            load_side(w, spec, "cpu", file, cfg, key.init_seed, key.probe_seed)
+            side = WorkerSide(w, program, spec.timed_size, 20)
+            transform, seed = plan.due()
+            try:
+                side.contract_block(transform, 4, seed, plan)
+            except CandidateRejected as exc:
+                ops[name] = (exc.reason, exc.message)
+            else:
+                ops[name] = side.contract_blocks
+            assert w.ops[-3:] == ["prepare", "time", "fetch"] and side.blocks == [] and side.checks == 0
+    assert ops["baseline"] == 1 and len(digests) == 2   # each fetched iteration's digests were compared
+    reason, message = ops["wrong"]
+    assert reason == "correctness.contract"
+    assert message.startswith("input contract scale:100, an untimed block among the timed ones, iteration ")
