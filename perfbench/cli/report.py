@@ -104,7 +104,8 @@ def score_table(r: ScoreResult) -> str:
                 lines.append(f"{'processes':<10} {len(st.process_speedups)}: "
                              + ", ".join(f"{x:.3f}x" for x in st.process_speedups)
                              + (f"  UNSTABLE: they differ by {100 * (st.spread - 1):.1f}%, a process's own CI is "
-                                f"{100 * (st.within_width - 1):.1f}% wide" if st.unstable else "  (agree)"))
+                                f"{100 * (st.within_width - 1):.1f}% wide" if st.unstable else "  (agree)")
+                             + f"; SD {100 * st.within_sd:.1f}% from their pairs, {100 * st.between_sd:.1f}% their own")
             if r.threading:
                 lines.append(f"{'threads':<10} {r.threading['threads']} on cores {r.threading['cpus']} "
                              f"(OpenMP {r.threading.get('openmp_runtime')}, wait policy "

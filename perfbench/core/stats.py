@@ -10,6 +10,7 @@ first (crossover.py): then neither the speedup nor its CI depends on the period 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -70,6 +71,7 @@ class Stability:
 
     process_speedups: tuple[float, ...]   # median speedup within each process, in process order
     process_cis: tuple[tuple[float, float], ...]
+    confidence: float = 0.95              # of process_cis
 
     @property
     def spread(self) -> float:
@@ -85,9 +87,27 @@ class Stability:
     def unstable(self) -> bool:
         return self.spread > self.within_width
 
+    @property
+    def within_sd(self) -> float:
+        """The standard deviation a process's median speedup (ln) has from its own pairs' noise:
+        each process's pair-bootstrap CI read as a normal one (half its log width over z), the
+        root mean square over the processes."""
+        z = statistics.NormalDist().inv_cdf(0.5 + self.confidence / 2)
+        return math.sqrt(statistics.fmean((math.log(hi / lo) / (2 * z)) ** 2 for lo, hi in self.process_cis))
+
+    @property
+    def between_sd(self) -> float:
+        """The standard deviation of the processes' own effect (ln): the variance of their median
+        speedups less what their pairs' noise explains (`within_sd`), 0 where it explains all
+        of it.  What is left is drawn per process: memory layout, allocator and page placement
+        (#59).  Of a handful of processes, a rough figure: it says which part dominates."""
+        logs = [math.log(x) for x in self.process_speedups]
+        return math.sqrt(max(0.0, statistics.variance(logs) - self.within_sd ** 2))
+
     def to_dict(self) -> dict:
         return {"process_speedups": list(self.process_speedups), "process_cis": [list(c) for c in self.process_cis],
-                "spread": self.spread, "within_width": self.within_width, "unstable": self.unstable}
+                "spread": self.spread, "within_width": self.within_width, "unstable": self.unstable,
+                "within_sd": self.within_sd, "between_sd": self.between_sd}
 
 
 @dataclass(frozen=True)
@@ -325,7 +345,7 @@ def summarize(base: Sequence[float], cand: Sequence[float], *, seed: int, confid
         groups = [(b[labels == p], c[labels == p], orders[labels == p] if orders.size else ())
                   for p in np.unique(labels)]
         stability = Stability(tuple(median_speedup(gb, gc, go) for gb, gc, go in groups),
-                              tuple(bootstrap_ci(gb, gc, baseline_first=go, **ci) for gb, gc, go in groups))
+                              tuple(bootstrap_ci(gb, gc, baseline_first=go, **ci) for gb, gc, go in groups), confidence)
         # The wider of the cluster bootstrap (pairs and processes resampled) and the t interval
         # over the processes' medians (what the bootstrap cannot see with so few processes).
         b_lo, b_hi = cluster_bootstrap_ci(base, cand, labels, baseline_first=baseline_first, **ci)

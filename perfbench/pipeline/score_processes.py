@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import datetime
 import statistics
+import time
 from pathlib import Path
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -178,7 +179,7 @@ def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dic
         config=dict(sampler_cfg.to_dict(), processes=cfg.processes, confidence=rule.reported_confidence(decision)),
         extra={"baseline_alone_ns": run.before, "timed_output_checks": run.timed_checks,
                "timing_mode_requested": spec.timing_mode if device.startswith("cuda") else None,
-               "candidate_blocks": run.candidate_blocks,
+               "candidate_blocks": run.candidate_blocks, "process_seconds": run.process_seconds,
                "stopping": dict(rule.to_dict(), decision=decision, processes_run=len(run.parts)),
                "package_sources": {side: {src.name: str(src.tree) for src in sources} for side, sources in
                                    (("baseline", cfg.base_packages), ("candidate", cfg.cand_packages)) if sources},
@@ -239,6 +240,9 @@ class TimingRun:
         # first's), and the contract blocks run among this run's timed ones.
         self.contract: dict | None = contract
         self.contract_blocks = 0
+        # Per timed process: seconds to start its workers and load both sides, then to warm up
+        # and measure its pairs (#59: what one more process costs).
+        self.process_seconds: list[dict[str, float]] = []
         self.logs: dict[str, str] = {}
         self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
         self.warnings: list[str] = []          # for the verdict, in the order found, each once
@@ -353,6 +357,7 @@ class TimingRun:
     def process(self, j: int) -> None:
         """Timed worker process pair j: its pairs into self.parts."""
         su = self.setup
+        t0 = time.perf_counter()
         with self._started(j, f"{j + 1} of {su.cfg.processes}") as w:
             cand_side = self._load_candidate(w)
             try:
@@ -364,7 +369,9 @@ class TimingRun:
                     self.clock_control = dev.control.to_dict()
                     between = "" if sol_side is None else ", the solution's against the baseline between them"
                     self.say(f"timing AB-BA pairs{between} (clocks: {dev.control.status})")
+                    t1 = time.perf_counter()
                     part = self._sample(w.base_side, cand_side, sol_side, j, progress, w.base_side.monitor(dev))
+                    self.process_seconds.append({"start_s": t1 - t0, "sample_s": time.perf_counter() - t1})
                 cand_side.finish()
                 self._warn(clock_warnings(su.device, dev.control, part))
                 self._warn(msg for side in (w.base_side, cand_side) for msg in side.fallback_warnings())

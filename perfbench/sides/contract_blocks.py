@@ -82,8 +82,7 @@ class ContractBlocks:
     def call(self, transform: str, size: str, x0: tuple) -> ContractCall:
         """The checked iteration's generator inputs `x0`, transformed, with what they should give
         (`skipped` where the reference is not finite there: then nothing is checked)."""
-        usual = self.program.oracle(x0) or self.program.reference(x0)
-        return contract_call(self.program, transform, size, x0, usual)
+        return contract_call(self.program, transform, size, x0, self.program.reference(x0))
 
 
 def rejection(transform: str, k: int, fails: list[Failure]) -> CandidateRejected:

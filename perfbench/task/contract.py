@@ -148,7 +148,7 @@ def contract_calls(program: Any, seed: int) -> Iterator[ContractCall]:
         for i, size in enumerate(spec.sizes):
             if size not in usual:
                 x0 = program.make_inputs(seed, size)
-                usual[size] = (x0, program.oracle(x0) or program.reference(x0))
+                usual[size] = (x0, program.reference(x0))
             call = contract_call(program, transform, size, *usual[size], last=i == len(spec.sizes) - 1)
             yield call
             if call.skipped is not None:
@@ -157,9 +157,11 @@ def contract_calls(program: Any, seed: int) -> Iterator[ContractCall]:
 
 def contract_call(program: Any, transform: str, size: str, x0: tuple, expected0: Any,
                   last: bool = False) -> ContractCall:
-    """One contract call: the generator's inputs `x0` of `size` (whose oracle, or reference,
-    gave `expected0`) under `transform`; skipped where the transformed inputs or the task's
-    reference on them (float64 too) are not finite, or the reference raises."""
+    """One contract call: the generator's inputs `x0` of `size` (whose reference gave
+    `expected0`: only its magnitude is read, for `output_scale`, so not the float64 oracle,
+    which costs row_softmax's timed size 62 ms against 7) under `transform`; skipped where the
+    transformed inputs or the task's reference on them (float64 too) are not finite, or the
+    reference raises."""
     x = transformed(x0, transform, program.spec.contract_args)
     try:
         expected = (program.reference(x), program.oracle(x))

@@ -238,6 +238,16 @@ def test_by_default_a_settled_score_still_measures_three_processes(monkeypatch):
     assert stopping["look_confidence"] == 0.95   # no look, so no widened CI
     assert not any(line.startswith("stopping after") for line in said)
     assert result.comparison.samples.n_pairs == 18 and result.r_perf == 0.0
+    # what each process cost (#59): starting and loading, then warm-up and pairs
+    seconds = result.comparison.extra["process_seconds"]
+    assert len(seconds) == 3 and all(set(p) == {"start_s", "sample_s"} for p in seconds)
+    assert all(0 < p["start_s"] < 60 and 0 < p["sample_s"] < 60 for p in seconds)
+    # and the report says which part of the processes' spread dominates
+    from perfbench.cli.report import score_table
+
+    st = result.comparison.summary.stability
+    line = next(ln for ln in score_table(result).splitlines() if ln.startswith("processes"))
+    assert line.endswith(f"; SD {100 * st.within_sd:.1f}% from their pairs, {100 * st.between_sd:.1f}% their own"), line
 
 
 def test_without_early_stopping_every_process_runs(monkeypatch):

@@ -41,8 +41,29 @@ def test_stability_reads_its_spread_and_says_it():
     s = stats.Stability((2.0, 2.2, 2.1), ((1.9, 2.1), (2.0, 2.4), (2.0, 2.2)))
     assert s.spread == pytest.approx(1.1) and s.within_width == pytest.approx(2.1 / 1.9)
     assert s.to_dict() == {"process_speedups": [2.0, 2.2, 2.1], "process_cis": [[1.9, 2.1], [2.0, 2.4], [2.0, 2.2]],
-                           "spread": s.spread, "within_width": s.within_width, "unstable": False}
+                           "spread": s.spread, "within_width": s.within_width, "unstable": False,
+                           "within_sd": s.within_sd, "between_sd": s.between_sd}
     assert stats.Stability((2.0, 2.3), ((1.9, 2.1), (2.2, 2.4))).unstable
+
+
+def test_stability_splits_the_spread_into_the_pairs_noise_and_the_processes_own_effect():
+    """#59: within_sd from each process's own CI, between_sd what is left of the medians' spread."""
+    z = 1.959963984540054
+    narrow = [(math.exp(-0.01 * z), math.exp(0.01 * z))] * 4   # each median known to 1% (SD, ln)
+    # medians 5% apart (SD 4.6% in ln): nearly all of it the processes' own
+    apart = stats.Stability(tuple(math.exp(x) for x in (-0.05, 0.0, 0.05, 0.0)), tuple(narrow))
+    assert apart.within_sd == pytest.approx(0.01)
+    assert apart.between_sd == pytest.approx(math.sqrt(0.005 / 3 - 0.0001))
+    # medians within what their pairs' noise gives: no process effect left
+    close = stats.Stability(tuple(math.exp(x) for x in (-0.005, 0.0, 0.005, 0.0)), tuple(narrow))
+    assert close.between_sd == 0.0
+    # a summary of several processes reads them off its own pairs, at its confidence
+    rng = np.random.default_rng(3)
+    base = np.exp(rng.normal(0.0, 0.02, 60))
+    cand = np.concatenate([np.full(20, 1.0), np.full(20, 1.1), np.full(20, 0.9)])
+    summary = stats.summarize(base, cand, seed=1, processes=[0] * 20 + [1] * 20 + [2] * 20, confidence=0.9)
+    st = summary.stability
+    assert st.confidence == 0.9 and 0.002 < st.within_sd < 0.02 and 0.07 < st.between_sd < 0.12
 
 
 def test_a_summary_is_significant_below_alpha_only():
