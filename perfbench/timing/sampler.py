@@ -137,37 +137,45 @@ def resized_iters(iters: int, fastest_ns: Sequence[float], cfg: SamplerConfig) -
 
 def _warm_up_and_size(sides: Sequence[Side], cfg: SamplerConfig, seed: int, clock: Clock,
                       iters: int | None = None, pair_end: PairEnd | None = None) -> int:
-    """Run every side for cfg.warmup_s and return the iterations per block.
+    """Run every side for cfg.warmup_s, and at least twice at the final block size, and return
+    the iterations per block.
 
     Iterations grow until the fastest side's block takes cfg.min_block_s; at the end of the
     warm-up the count is set from the fastest side's median call in the warm blocks of that
     size (`warm_iters`), since the growth steps were sized on the first, cold calls: on a 2.6 ms
     kernel against a 10 ms minimum they stopped anywhere from 2 calls (5 ms blocks, half the
     minimum) to 6 (twice what it needs, and the score's pairs took twice as long), and a first
-    call that compiles left them at 1.  Not sized on the first block of the final size, so
-    that size runs at least twice.  Every side uses the same count (they see the same inputs).
-    Given `iters` (a later worker process of the same run), blocks keep that size: only the
-    warm-up.
+    call that compiles left them at 1.  Not sized on the first block of a size.  Every side uses
+    the same count (they see the same inputs).  Given `iters` (a later worker process of the
+    same run), blocks keep that size: only the warm-up.
+
+    The final size runs twice before any pair is timed (#59): a side's first block of a size is
+    cold (its outputs' memory is first touched there: 5 outputs of 16 MB for row_softmax), and
+    so is a fresh process's first block.  When the warm-up ended on time alone, the first timed
+    pair of every process was that cold block: the candidate's read 48% above its process's
+    median, the baseline's 15%, an outlier in one pair of every process (benchmarks/RESULTS.md).
     """
     start = clock()
-    fixed = iters is not None
+    sized = iters is not None
     iters = iters or 1
     warm: list[float] = []   # the fastest side's ns per call, in the blocks of the current size
     while True:
         fastest = min(side.run_block(iters, seed) for side in sides)
         if pair_end is not None:
             pair_end()
-        bigger = None if fixed else grown_iters(iters, fastest * iters * 1e-9, cfg)
+        bigger = None if sized else grown_iters(iters, fastest * iters * 1e-9, cfg)
         if bigger is not None:
             iters, warm = bigger, []
             continue
         warm.append(fastest)
-        if clock() - start < cfg.warmup_s:
+        if clock() - start < cfg.warmup_s or len(warm) < 2:
             continue
-        if fixed:
+        if sized:
             return iters
-        if len(warm) >= 2:   # the first block of a size may hold a compile: sized without it
-            return warm_iters(statistics.median(warm[1:]), cfg)
+        final, sized = warm_iters(statistics.median(warm[1:]), cfg), True
+        if final == iters:
+            return iters
+        iters, warm = final, []   # (twice more at the final size)
 
 
 def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: int,

@@ -293,3 +293,40 @@ def test_a_fixed_block_size_is_never_resized():
     sides = [InProcessSide(n, FakeKernel(n, 1e6), lambda s: (), timer) for n in ("A", "B")]
     cfg = SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.0, min_block_s=0.01)
     assert sample_pairs(*sides, cfg, seed=3, clock=timer.clock_s, iters=1).iters_per_block == 1
+
+
+class SizeRecordingSide:
+    """A fake Side that records (iters, seed) of every block; each call costs `ns_per_call`
+    (`cold_ns` in its first block) on a shared fake clock."""
+
+    def __init__(self, clock: list, ns_per_call: float, cold_ns: float | None = None):
+        self.blocks: list[tuple[int, int]] = []
+        self.clock, self.ns, self.cold = clock, ns_per_call, cold_ns or ns_per_call
+
+    def run_block(self, iters, seed):
+        ns = self.cold if not self.blocks else self.ns
+        self.blocks.append((iters, seed))
+        self.clock[0] += iters * ns * 1e-9
+        return ns
+
+
+@pytest.mark.parametrize("fixed", [None, 5])
+def test_the_final_block_size_runs_twice_before_any_pair_is_timed(fixed):
+    """#59: a side's first block of a size is cold (its outputs' memory first touched), and so is
+    a fresh process's first block.  Sized (a first call of 3 ms grows blocks to 4 calls, then 2 ms
+    calls to 8; the warm median, 2 ms, makes the pairs' size 5) or given (a later process, whose
+    first block outlasts the warm-up), the pairs' size has run twice on every side before the
+    first timed pair."""
+    from perfbench.core.score_key import block_seed
+
+    clock = [0.0]
+    sides = [SizeRecordingSide(clock, 11.5e6), SizeRecordingSide(clock, 2e6, cold_ns=3e6 if fixed is None else 20e6)]
+    cfg = SamplerConfig(min_pairs=6, max_pairs=6, warmup_s=0.01, min_block_s=0.01)
+    r = sample_pairs(*sides, cfg, seed=3, clock=lambda: clock[0], iters=fixed)
+    assert r.iters_per_block == 5
+    warm = block_seed(3, -1)
+    for side in sides:
+        before_pairs = side.blocks[:side.blocks.index(next(b for b in side.blocks if b[1] != warm))]
+        assert [b for b in before_pairs if b[0] == 5] == [(5, warm)] * 2
+    if fixed is None:
+        assert [b[0] for b in sides[1].blocks[:3]] == [1, 4, 8]
