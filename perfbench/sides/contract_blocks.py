@@ -4,7 +4,8 @@
 The gate's contract calls (pipeline/gate.contract_gate) all run before anything is timed, so a
 candidate that counts its calls, or looks at which request it is serving, can be robust there
 and fragile once timed: one that stayed right for row_softmax's first 22 calls, then subtracted
-the generator's bound, scored 1.62x [1.60, 1.69] with the gate's contract alone.
+the generator's bound, was scored with the gate's contract alone (benchmarks/RESULTS.md,
+"#58 (6), contract blocks among the timed ones").
 
 So at the end of a drawn share of the pairs (and of the warm-up's rounds) every side runs one
 contract block: the same requests as a timed block (on the CPU: STAGE, RUN, the same number of

@@ -159,7 +159,7 @@ def contract_call(program: Any, transform: str, size: str, x0: tuple, expected0:
                   last: bool = False) -> ContractCall:
     """One contract call: the generator's inputs `x0` of `size` (whose reference gave
     `expected0`: only its magnitude is read, for `output_scale`, so not the float64 oracle,
-    which costs row_softmax's timed size 62 ms against 7) under `transform`; skipped where the
+    several times dearer) under `transform`; skipped where the
     transformed inputs or the task's reference on them (float64 too) are not finite, or the
     reference raises."""
     x = transformed(x0, transform, program.spec.contract_args)

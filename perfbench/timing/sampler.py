@@ -149,11 +149,11 @@ def _warm_up_and_size(sides: Sequence[Side], cfg: SamplerConfig, seed: int, cloc
     the same count (they see the same inputs).  Given `iters` (a later worker process of the
     same run), blocks keep that size: only the warm-up.
 
-    The final size runs twice before any pair is timed (#59): a side's first block of a size is
-    cold (its outputs' memory is first touched there: 5 outputs of 16 MB for row_softmax), and
-    so is a fresh process's first block.  When the warm-up ended on time alone, the first timed
-    pair of every process was that cold block: the candidate's read 48% above its process's
-    median, the baseline's 15%, an outlier in one pair of every process (benchmarks/RESULTS.md).
+    The final size runs twice before any pair is timed: a side's first block of a size is cold
+    (its outputs' memory is first touched there), and so is a fresh process's first block.  A
+    warm-up that ends on time alone can end on that block, and the first timed pair of every
+    process is then an outlier that leans against the side with the shorter blocks
+    (benchmarks/RESULTS.md, "#59 measured first").
     """
     start = clock()
     sized = iters is not None
