@@ -121,15 +121,15 @@ MUTATIONS = [
       "torch.float32: (1e-4, 1e-5)", "torch.float32: (1e-1, 1e-2)", UNIT_CORRECT + GATE),
     M("NaN where the reference is finite accepted", "perfbench/task/correctness.py",
       "if not bool(same.all()):", "if False:", UNIT_CORRECT + GATE),
-    # -- timed-output checks (sides/cuda_side.py)
-    M("timed outputs checked in the first two blocks only", "perfbench/sides/cuda_side.py",
+    # -- timed-output checks (sides/output_checks.py)
+    M("timed outputs checked in the first two blocks only", "perfbench/sides/output_checks.py",
       "return checks_done < 2 or secrets.randbelow(1_000_000) < fraction * 1_000_000",
       "return checks_done < 2", GATE + EXPLOITS),
     M("timed outputs never checked", "perfbench/sides/cpu_side.py",
       "if self.program is not None and should_check(self.checks, self.check_share(wall)):", "if False:", EXPLOITS),
     M("always the first iteration checked", "perfbench/sides/cpu_side.py",
       "k = secrets.randbelow(len(block))   # chosen after the block ran", "k = 0", EXPLOITS),
-    M("reported time never bounded by the wall clock", "perfbench/sides/cuda_side.py",
+    M("reported time never bounded by the wall clock", "perfbench/sides/output_checks.py",
       "if total > wall_ns:", "if False:", EXPLOITS),
     # -- trust boundary v2 (#9)
     M("scorer's clock not corrected for the null-block overhead", "perfbench/sides/cpu_side.py",

@@ -15,7 +15,7 @@ from ..isolation.processes.zygote_handle import ForkServer
 from ..isolation.wire.arena import InputLayout
 from ..isolation.wire.protocol import Op, ProtocolError, decode_values
 from ..sides.cpu_side import ARENA_SLACK, ArenaSide, map_arenas
-from ..sides.cuda_side import reply_budget, verify_call
+from ..sides.output_checks import reply_budget, verify_call
 from ..task.correctness import POISON_PATTERNS, Failure, Tolerance, judge_repeated_call, outputs_differ
 from ..task.contract import contract_calls, contract_failures
 from ..task.program import TaskProgram

@@ -39,7 +39,7 @@ from ..task.correctness import OutputRecord, Tolerance, record_of
 from ..task.program import TaskProgram
 from ..core.score_key import iteration_seed
 from .contract_blocks import ContractBlocks, rejection
-from .cuda_side import expected_outputs, reported_block_ns, should_check, verify_call
+from .output_checks import expected_outputs, reported_block_ns, should_check, verify_call
 
 NULL_BLOCKS = 5   # null blocks per block size: the median is the overhead subtracted
 

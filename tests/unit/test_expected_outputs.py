@@ -2,7 +2,7 @@
 reference is skipped only where nothing of it but its structure would be read."""
 import torch
 
-from perfbench.sides.cuda_side import expected_outputs
+from perfbench.sides.output_checks import expected_outputs
 from perfbench.task.correctness import Tolerance, check_outputs, record_of
 
 

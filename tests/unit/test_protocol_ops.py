@@ -107,7 +107,7 @@ def test_a_replys_blobs_are_bounded_by_what_the_request_may_return():
 def test_the_budget_of_one_calls_reply():
     import torch
 
-    from perfbench.sides.cuda_side import reply_budget
+    from perfbench.sides.output_checks import reply_budget
 
     x, out = (torch.zeros(1024), torch.zeros(256, dtype=torch.float64)), [torch.zeros(2048)]
     assert reply_budget(x, out) == 4 * (4096 + 2048 + 8192) + (1 << 20)
