@@ -37,15 +37,18 @@ def test_a_correct_submission_scores_each_benchmark_and_their_geometric_mean(run
 @pytest.mark.parametrize("solution,code,needle", [
     ("solutions/wrong/untouched.py", "correctness.mismatch", "check_implementation: mismatch"),
     ("solutions/wrong/reads_reference.py", "correctness.mismatch", "check_implementation: mismatch"),
-    # right for every gate call, then the work skipped: caught on a timed iteration, which GPU
-    # MODE's own runner does not check
-    ("solutions/wrong/skips_after_gate.py", "correctness.mismatch", "timed iteration"),
+    # right for every gate call, then the work skipped: caught among the timed blocks, which GPU
+    # MODE's own runner does not check: by a timed iteration's check, or by a contract block if
+    # one is drawn first (it counts calls, and a contract block's are calls too)
+    ("solutions/wrong/skips_after_gate.py", "correctness.mismatch|correctness.contract",
+     "timed iteration|an untimed block among the timed ones"),
 ])
 def test_a_wrong_submission_is_rejected_naming_why(run_cli, solution, code, needle):
     proc = run_cli("score", PROBLEM, PROBLEM / solution, *QUICK, "--json", "--quiet")
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
-    assert [r["code"] for r in doc["reasons"]] == [code] and needle in doc["reasons"][0]["message"]
+    assert len(doc["reasons"]) == 1 and doc["reasons"][0]["code"] in code.split("|"), doc["reasons"]
+    assert any(n in doc["reasons"][0]["message"] for n in needle.split("|")), doc["reasons"]
 
 
 def test_a_submission_without_custom_kernel_says_so(run_cli, write):
