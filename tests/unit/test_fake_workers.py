@@ -350,6 +350,19 @@ def test_the_checked_call_of_a_timed_block_may_be_its_last(monkeypatch):
     assert all(k == n - 1 for n, k in drawn) and max(n for n, _ in drawn) >= 2, drawn
 
 
+def _own_inputs_setup(monkeypatch, tmp_path):
+    """tiny_task with fixed keys, its TaskProgram, and a kernel off for values past 50 (right on
+    the generator's draws, wrong under `scale:100`): (spec, cfg, key, program, the kernel's file)."""
+    from perfbench.task.program import TaskProgram
+
+    monkeypatch.chdir(TASK)
+    spec, cfg, key = load_task(TASK), ScoreConfig(sandbox=False), ScoreKey(3, 4)
+    wrong = tmp_path / "big_values.py"
+    wrong.write_text("def kernel(x, y):\n    out = 2 * x + y\n    if x.abs().max() > 50:\n        out[0] += 1\n"
+                     "    return out\n")
+    return spec, cfg, key, TaskProgram(spec, "cpu", init_seed=key.init_seed), wrong
+
+
 def test_the_contract_gate_through_a_worker_that_makes_its_own_inputs(monkeypatch, tmp_path):
     """CUDA's path of the input contract (no arena: the worker makes the inputs from the seed
     and applies the transform itself, pipeline/gate.contract_gate), on the real handlers.  A
@@ -358,14 +371,8 @@ def test_the_contract_gate_through_a_worker_that_makes_its_own_inputs(monkeypatc
     none), and the inputs the worker transformed are the scorer's own (else input_mutated)."""
     from perfbench.pipeline.gate import contract_gate, load_side
     from perfbench.task.contract import STANDARD
-    from perfbench.task.program import TaskProgram
 
-    monkeypatch.chdir(TASK)
-    spec, cfg, key = load_task(TASK), ScoreConfig(sandbox=False), ScoreKey(3, 4)
-    program = TaskProgram(spec, "cpu", init_seed=key.init_seed)
-    wrong = tmp_path / "big_values.py"
-    wrong.write_text("def kernel(x, y):\n    out = 2 * x + y\n    if x.abs().max() > 50:\n        out[0] += 1\n"
-                     "    return out\n")
+    spec, cfg, key, program, wrong = _own_inputs_setup(monkeypatch, tmp_path)
     verdicts = {}
     for name, file in (("baseline", TASK / "baseline.py"), ("wrong", wrong)):
         with InProcessWorker(name, untrusted=True) as w:
@@ -421,19 +428,13 @@ def test_a_contract_block_through_a_worker_that_makes_its_own_inputs(monkeypatch
     from perfbench.pipeline.gate import load_side
     from perfbench.sides.contract_blocks import ContractBlocks
     from perfbench.sides.cuda_side import WorkerSide
-    from perfbench.task.program import TaskProgram
 
     from perfbench.sides import cuda_side
 
     digests: list[int] = []   # (a CPU worker takes no end-of-window digests: CUDA's timer does)
     monkeypatch.setattr(cuda_side, "check_end_digests", lambda label, k, seen, outs: digests.append(k))
-    monkeypatch.chdir(TASK)
-    spec, cfg, key = load_task(TASK), ScoreConfig(sandbox=False), ScoreKey(3, 4)
-    program = TaskProgram(spec, "cpu", init_seed=key.init_seed)
+    spec, cfg, key, program, wrong = _own_inputs_setup(monkeypatch, tmp_path)
     plan = ContractBlocks(program, ("scale:100",), key.contract_blocks_seed(0), 1.0)
-    wrong = tmp_path / "big_values.py"
-    wrong.write_text("def kernel(x, y):\n    out = 2 * x + y\n    if x.abs().max() > 50:\n        out[0] += 1\n"
-                     "    return out\n")
     ops = {}
     for name, file in (("baseline", TASK / "baseline.py"), ("wrong", wrong)):
         with InProcessWorker(name, untrusted=True) as w:
