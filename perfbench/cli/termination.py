@@ -8,9 +8,7 @@ import signal
 import sys
 import threading
 
-
-class Terminated(SystemExit):
-    """SIGTERM's exit (128 + the signal): unwinds like Ctrl-C."""
+from ..core.errors import Terminated
 
 
 def _terminate(signum, frame) -> None:

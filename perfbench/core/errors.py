@@ -12,6 +12,14 @@ EXIT_REJECTED = 1
 EXIT_USAGE = 2
 
 
+class Terminated(SystemExit):
+    """SIGTERM's exit (128 + the signal): unwinds like Ctrl-C.
+
+    It lives below every layer because code that runs a user's file and reports what it raised
+    (task.user_files) must let it pass, as it lets KeyboardInterrupt pass: a SIGTERM that
+    arrives while a task's inputs.py imports stops the scorer; it is not that file's error."""
+
+
 class PerfbenchError(Exception):
     """Base class for errors perfbench reports without a traceback."""
 

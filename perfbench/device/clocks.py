@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core.errors import EnvironmentUnavailable
+from ..core.errors import EnvironmentUnavailable, Terminated
 from ..core.procfs import pid_alive
 from .nvml import CLOCK_LIMIT_TDP, REASON_APP_CLOCKS, Nvml, NvmlError
 
@@ -187,7 +187,7 @@ class ClockLock:
     def _install_signal_handlers(self) -> None:
         def on_signal(signum, frame):
             self.restore()
-            raise SystemExit(128 + signum) if signum == signal.SIGTERM else KeyboardInterrupt
+            raise Terminated(128 + signum) if signum == signal.SIGTERM else KeyboardInterrupt
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-from ..core.errors import CandidateRejected, UsageError
+from ..core.errors import CandidateRejected, Terminated, UsageError
 
 _counter = itertools.count()
 
@@ -80,7 +80,7 @@ def load_module(path: str | Path, *, untrusted: bool = False) -> ModuleType:
         msg = f"{path}:{exc.lineno}: syntax error: {exc.msg}"
         raise (CandidateRejected("candidate.syntax", msg) if untrusted else UsageError(msg)) from None
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, even SystemExit
-        if isinstance(exc, KeyboardInterrupt):
+        if isinstance(exc, (KeyboardInterrupt, Terminated)):   # the scorer is being stopped, not the file
             raise
         msg = f"{path}: import failed: {describe_exception(exc, p)}"
         raise (CandidateRejected("candidate.import_error", msg) if untrusted else UsageError(msg)) from None

@@ -4,6 +4,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from perfbench.core.errors import Terminated, UsageError
+from perfbench.task.user_files import load_module
+
 REPO = Path(__file__).resolve().parents[2]
 
 # The signal arrives while a __del__ runs, so the handler's exception is raised inside it, where
@@ -52,3 +57,24 @@ def test_without_the_redelivery_the_signal_is_lost():
     proc = _run("bare")
     assert (proc.returncode, proc.stdout.strip()) == (0, "ran on")
     assert "Exception ignored" in proc.stderr and "Terminated: 143" in proc.stderr
+
+
+@pytest.mark.parametrize("stop", [Terminated(143), KeyboardInterrupt()])
+def test_a_stop_while_a_users_file_imports_stops_the_scorer_not_reported_as_the_files_error(tmp_path, monkeypatch, stop):
+    # CI saw a SIGTERM land while a task's inputs.py imported: it came out as that file's
+    # "import failed", exit 2, instead of unwinding with 143.
+    path = tmp_path / "inputs.py"
+    path.write_text("import stopper\nstopper.stop()\n")
+    (tmp_path / "stopper.py").write_text("STOP = None\ndef stop():\n    raise STOP\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import stopper as module
+    module.STOP = stop
+    with pytest.raises(type(stop)):
+        load_module(path)
+
+
+def test_a_files_own_exit_is_still_its_import_error(tmp_path):
+    path = tmp_path / "inputs.py"
+    path.write_text("import sys\nsys.exit(3)\n")
+    with pytest.raises(UsageError, match=r"inputs.py: import failed"):
+        load_module(path)
