@@ -144,6 +144,9 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--r-ci", "target_r_ci", type=float, default=0.05, show_default=True,
               help="Stop after a worker process once R_perf's CI is this narrow (0: only when R_perf is "
                    "certainly 0 or 1; docs/verdict.md).")
+@click.option("--ci-target", "ci_target", type=float, default=0.03, show_default=True,
+              help="With --processes above 3: stop adding processes once the speedup's CI is this narrow "
+                   "either side (a fraction; 0: never on its width; docs/verdict.md).")
 @click.option("--seed", type=int, default=None, help="Master seed (default: secret, drawn per run, recorded).")
 @click.option("--clocks", "clock_policy", default="base", show_default=True,
               help="GPU clock policy while timing: base | max | none | a number of MHz.")
@@ -168,7 +171,8 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, target_r_ci, seed,
+def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, target_r_ci, ci_target,
+          seed,
           clock_policy, require_locked_clocks, require_sandbox, timeout, deadline, fresh_workers, base_packages,
           cand_packages, as_json, out, quiet):
     """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
@@ -183,7 +187,8 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes,
 
     cfg = _score_config(pairs=pairs, max_pairs=max_pairs, budget=budget, device=device, **_s_ref_option(s_ref),
                         seed=seed,
-                        target_r_ci=target_r_ci, call_timeout_s=timeout, deadline_s=deadline, clocks=clock_request(clock_policy, require=require_locked_clocks),
+                        target_r_ci=target_r_ci, ci_target=ci_target or None, call_timeout_s=timeout,
+                        deadline_s=deadline, clocks=clock_request(clock_policy, require=require_locked_clocks),
                         require_sandbox=require_sandbox, fork_workers=not fresh_workers,
                         base_packages=_package_sources("--base-package", base_packages),
                         cand_packages=_package_sources("--cand-package", cand_packages),

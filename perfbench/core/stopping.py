@@ -12,7 +12,7 @@ rule saves processes from the fourth on.  The decisions, on the CI of every pair
 - `r_perf_zero`: the speedup's CI lies entirely at or below s_ref (R_perf = 0 whatever more pairs say);
 - `r_perf_one`: the CI lies entirely at or above s_ref**2 (R_perf = 1);
 - `r_perf_settled`: R_perf over the CI spans less than `target_r_ci`;
-- `ci_target`: the speedup's CI is as narrow as the sampler's `target_rel_ci`.
+- `ci_target`: the speedup's CI is as narrow as `target_rel_ci` either side (`--ci-target`).
 
 Each early look is a sequential test; looking k times at a 95% CI would let a run stop on a
 chance excursion more often than 5% of the time.  The looks therefore use a Bonferroni-widened
@@ -43,7 +43,8 @@ class StoppingRule:
     s_ref: float | None             # None: no reward to decide (a problem without s_ref)
     confidence: float = 0.95        # of the reported CI
     target_r_ci: float | None = 0.05   # None: never stop on R_perf's CI width
-    target_rel_ci: float = 0.01     # the speedup CI half-width (log scale) that ends a run anyway
+    target_rel_ci: float | None = 0.03  # the speedup CI half-width (log scale) that ends a run anyway
+                                        # (None: never on the width)
     min_processes: int = 3          # no stop before this many processes measured (>= 2)
 
     def __post_init__(self) -> None:
@@ -55,6 +56,8 @@ class StoppingRule:
             raise ValueError(f"target_r_ci must be in [0, 1], got {self.target_r_ci}")
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+        if self.target_rel_ci is not None and not 0 <= self.target_rel_ci < 1:
+            raise ValueError(f"target_rel_ci must be in [0, 1), got {self.target_rel_ci}")
         if self.min_processes < 2:
             raise ValueError(f"min_processes must be >= 2 (one process's CI knows nothing of the variance "
                              f"between processes), got {self.min_processes}")
@@ -82,7 +85,7 @@ class StoppingRule:
                 return "r_perf_one"
             if self.target_r_ci is not None and r_perf(high, self.s_ref) - r_perf(low, self.s_ref) <= self.target_r_ci:
                 return "r_perf_settled"
-        if speedup.rel_half_width <= self.target_rel_ci:
+        if self.target_rel_ci is not None and speedup.rel_half_width <= self.target_rel_ci:
             return "ci_target"
         return None
 

@@ -63,6 +63,8 @@ class ScoreConfig:
     clocks: ClockRequest = field(default_factory=ClockRequest)  # GPU clock policy while timing
     s_ref: float | None = None        # override bench_configs / the task default
     s_ref_policy: str = S_REF_AUTO    # without s_ref: auto | live | table (bench_configs.S_REF_POLICIES)
+    live_solution_every: int = 2      # s_ref live: the solution's pair in every n-th round only, for
+                                      # (1 + 1/n) times a plain score's blocks (sampler.interleaved_slots)
     seed: int | None = None           # master seed (default: secret, drawn per run)
     deadline_s: float | None = None   # the whole score's (None: core/deadline.default_seconds)
     bench_configs_dir: Path | None = None
@@ -72,6 +74,10 @@ class ScoreConfig:
                                       # includes the between-process variance; docs/verdict.md)
     target_r_ci: float | None = 0.05  # stop after a process once R_perf's CI is this narrow (None:
                                       # never on R_perf's width; core/stopping.py)
+    ci_target: float | None = 0.03    # stop adding processes once the speedup's CI is this narrow either
+                                      # side (log scale, at the look's confidence; None: never on its
+                                      # width).  A look comes only after stop_min_processes, so it acts
+                                      # when `processes` is raised above them (docs/verdict.md)
     stop_early: bool = True           # False: every process measures (calibration, validity gates)
     stop_min_processes: int = 3       # an early stop leaves at least this many processes measured: the
                                       # speedup is published too (>= 2; core/stopping.py)
@@ -89,12 +95,16 @@ class ScoreConfig:
             raise ValueError(f"deadline must be a positive number of seconds, got {self.deadline_s}")
         if not 0 <= self.contract_block_share <= 1:
             raise ValueError(f"contract_block_share must be in [0, 1], got {self.contract_block_share}")
+        if self.live_solution_every < 1:
+            raise ValueError(f"live_solution_every must be >= 1, got {self.live_solution_every}")
         if self.check_seeds < 1:
             raise ValueError(f"check_seeds must be >= 1, got {self.check_seeds}")
         if self.processes < 1:
             raise ValueError(f"processes must be >= 1, got {self.processes}")
         if self.target_r_ci is not None and not 0 <= self.target_r_ci <= 1:
             raise ValueError(f"target_r_ci must be in [0, 1], got {self.target_r_ci}")
+        if self.ci_target is not None and not 0 <= self.ci_target < 1:
+            raise ValueError(f"ci_target must be in [0, 1), got {self.ci_target}")
         if self.s_ref is not None and not self.s_ref > 1:
             raise ValueError(f"s_ref must be > 1, got {self.s_ref}")
         if self.stop_min_processes < 2:

@@ -108,7 +108,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
     setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, key,
                      deadline, solution_file)
-    rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, sampler_cfg.target_rel_ci,
+    rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, cfg.ci_target,
                         cfg.stop_min_processes)
     if not spec.benchmarks:
         timed = _time(setup, rule, check_seeds, base, fp, calibration, workers, say, progress, baselines)
@@ -396,7 +396,8 @@ class TimingRun:
                                    seed=su.key.process_seed(j),
                                    progress=progress, monitor=monitor,
                                    iters=self.parts[0].iters_per_block if self.parts else None,
-                                   pair_end=pair_end(cand_side, [base_side, *others.values()], plan))
+                                   pair_end=pair_end(cand_side, [base_side, *others.values()], plan),
+                                   every={SOLUTION: su.cfg.live_solution_every})
         if sol_side is not None:
             self.solution_parts.append(parts[SOLUTION])
         return parts[CANDIDATE]

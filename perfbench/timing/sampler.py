@@ -7,11 +7,12 @@ plug in here.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 import time
 from dataclasses import asdict, dataclass, field, replace
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -188,26 +189,41 @@ def sample_pairs(baseline: Side, candidate: Side, cfg: SamplerConfig, *, seed: i
                               clock=clock, iters=iters, pair_end=pair_end)[CANDIDATE]
 
 
-def interleaved_slots(seed: int, n_rounds: int, labels: tuple[str, ...]) -> list[tuple[str, tuple[str, str]]]:
+def interleaved_slots(seed: int, n_rounds: int, labels: tuple[str, ...],
+                      every: Mapping[str, int] | None = None) -> list[tuple[str, tuple[str, str]]]:
     """The pairs of `n_rounds` rounds, in the order they run: (comparison, its pair's order).
 
     Each round holds one pair per comparison, in an order drawn from the seed; each
     comparison's pairs follow their own quads (schedule.pair_orders), so every comparison is an
     AB-BA crossover of adjacent blocks, as with one comparison (whose pairs are exactly
-    sample_pairs' before there were several)."""
+    sample_pairs' before there were several).  `every[label]` = n: that comparison has a pair in
+    rounds 0, n, 2n, ... only (a live s_ref's solution: fewer blocks for a wider CI of its own)."""
     orders = {label: pair_orders(seed if c == 0 else keyed_seed(seed, "order", c), n_rounds)
               for c, label in enumerate(labels)}
     rng = np.random.default_rng(keyed_seed(seed, "rounds"))
+    used = dict.fromkeys(labels, 0)
     slots = []
-    for r in range(n_rounds):
-        slots.extend((labels[k], orders[labels[k]][r]) for k in rng.permutation(len(labels)))
+    for present in _round_members(n_rounds, labels, every):
+        for k in rng.permutation(len(present)):
+            label = present[k]
+            slots.append((label, orders[label][used[label]]))
+            used[label] += 1
     return slots
+
+
+def _round_members(n_rounds: int, labels: tuple[str, ...], every: Mapping[str, int] | None) -> list[list[str]]:
+    """The comparisons with a pair in each round."""
+    every = every or {}
+    if any(n < 1 for n in every.values()):
+        raise ValueError(f"every must map to counts >= 1, got {dict(every)}")
+    return [[label for label in labels if r % every.get(label, 1) == 0] for r in range(n_rounds)]
 
 
 def sample_interleaved(baseline: Side, others: dict[str, Side], cfg: SamplerConfig, *, seed: int,
                        progress: ProgressFn | None = None, monitor: BlockMonitor | None = None,
                        clock: Clock = time.perf_counter, iters: int | None = None,
-                       pair_end: PairEnd | None = None) -> dict[str, PairedSamples]:
+                       pair_end: PairEnd | None = None, every: Mapping[str, int] | None = None
+                       ) -> dict[str, PairedSamples]:
     """AB-BA pairs of `baseline` against each of `others` (one pair each per round, in drawn
     order: `interleaved_slots`), until every comparison's CI reaches the target, or the time
     budget or max_pairs rounds is reached.  With one comparison this is `sample_pairs`; with
@@ -224,20 +240,23 @@ def sample_interleaved(baseline: Side, others: dict[str, Side], cfg: SamplerConf
     stop check (a quick order-statistic CI: microseconds; the bootstrap runs once, on the
     result; it may stop the run only after a whole round), then `progress` (with the first
     comparison's estimate).  Between the two blocks of a pair nothing runs but
-    the sides themselves.  The run stops only after whole quads; max_pairs, if odd, is rounded
-    up to keep them balanced.
+    the sides themselves.  The run stops only after whole quads; max_pairs is rounded up to keep
+    them balanced (to even, or with `every`, to whole quads of every comparison).
 
     With a `monitor`, each pair records the device conditions of its two blocks; a pair that
     ran throttled is, if cfg.remeasure_throttled, discarded and re-run after cfg.cooldown_s.
     `iters` fixes the block size (otherwise sized during the warm-up, and re-sized, the pairs so
     far discarded, if the timed pairs run blocks below half the floor: `resized_iters`).
+    `every`: comparisons that run in every n-th round only (`interleaved_slots`); the stop and
+    re-size checks come at round ends where every comparison's pairs make whole quads.
     """
     fixed = iters is not None
     labels = tuple(others)
     sides = {BASELINE: baseline, **others}
-    limit = cfg.max_pairs + cfg.max_pairs % _PAIR_STEP
-    slots = interleaved_slots(seed, limit, labels)
-    per_round = len(labels)
+    step = math.lcm(*(_PAIR_STEP * n for n in (every or {}).values()), _PAIR_STEP)   # rounds of whole quads
+    limit = -(-cfg.max_pairs // step) * step
+    slots = interleaved_slots(seed, limit, labels, every)
+    round_ends = set(itertools.accumulate(len(m) for m in _round_members(limit, labels, every)))
     iters = _warm_up_and_size([baseline, *others.values()], cfg, block_seed(seed, -1), clock, iters, pair_end)
     runs = {label: _Run() for label in labels}
     discarded = 0
@@ -263,8 +282,9 @@ def sample_interleaved(baseline: Side, others: dict[str, Side], cfg: SamplerConf
         runs[label].add(times[BASELINE], times[CANDIDATE], order[0] == BASELINE,
                         {"blocks": [c.to_dict() for c in seen], "throttled": throttled} if seen else None)
         k += 1
-        i = -(-k // per_round)   # pairs of the first comparison so far
-        if k % per_round == 0 and not fixed and i % _PAIR_STEP == 0:
+        i = len(runs[labels[0]].base)   # pairs of the first comparison so far
+        quads = k in round_ends and all(len(run.base) % _PAIR_STEP == 0 for run in runs.values())
+        if quads and not fixed:
             fastest = [min(b, c) for run in runs.values() for b, c in zip(run.base, run.cand)]
             bigger = resized_iters(iters, fastest, cfg)
             if bigger is not None:   # the pairs so far ran blocks below the floor: start again
@@ -275,7 +295,7 @@ def sample_interleaved(baseline: Side, others: dict[str, Side], cfg: SamplerConf
         # the period correction cannot undo: its median moved by up to 4% in 10% effects).
         estimates = [stats.quick_ci(run.base, run.cand, run.first, cfg.confidence) if run.base else None
                      for run in runs.values()]
-        if k % per_round == 0 and i >= cfg.min_pairs and i % _PAIR_STEP == 0:
+        if quads and i >= cfg.min_pairs:
             if all(e is not None and e.rel_half_width <= cfg.target_rel_ci for e in estimates):
                 stop_reason = "ci_target"
             elif clock() - start >= cfg.time_budget_s:

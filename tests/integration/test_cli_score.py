@@ -35,11 +35,12 @@ def test_scored_json_and_out(run_cli, tmp_path):
     # the speedup's CI reached its target after the second.
     assert set(doc["comparison"]["samples"]["processes"]) == set(range(stopping["processes_run"]))
     assert stopping["s_ref"] is None and stopping["decision"] in (None, "ci_target")
+    assert stopping["target_rel_ci"] == 0.03   # --ci-target's default
     assert doc["verdict"] == "scored" and doc["reasons"] == []
-    # s_ref live: the solution's pairs, as many as the candidate's, interleaved with them
+    # s_ref live: the solution's pairs, in every second round (half the candidate's), interleaved with them
     solution = doc["comparison"]["solution"]
     assert doc["s_ref_source"] == "live" and doc["s_ref"] == pytest.approx(solution["summary"]["speedup"])
-    assert len(solution["samples"]["baseline_ns"]) == len(doc["comparison"]["samples"]["baseline_ns"]) >= 6
+    assert 2 * len(solution["samples"]["baseline_ns"]) == len(doc["comparison"]["samples"]["baseline_ns"]) >= 12
     live = doc["live_s_ref"]
     assert live["solution_speedup"] == doc["s_ref"]
     assert live["candidate_over_solution"] == pytest.approx(doc["speedup"] / doc["s_ref"])
@@ -65,8 +66,9 @@ def test_s_ref_table_takes_the_task_default_and_says_so(run_cli):
 
 @pytest.mark.parametrize("args,needle", [
     (["--s-ref", "fast"], "--s-ref: expected a number > 1 or one of auto|live|table"),
-    (["--s-ref", "0.5"], "s_ref must be > 1")])
-def test_a_bad_s_ref_is_one_line(run_cli, args, needle):
+    (["--s-ref", "0.5"], "s_ref must be > 1"),
+    (["--ci-target", "2"], "ci_target must be in [0, 1), got 2.0")])
+def test_a_bad_s_ref_or_ci_target_is_one_line(run_cli, args, needle):
     _one_line(run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", *args), 2, needle)
 
 

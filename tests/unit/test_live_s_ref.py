@@ -90,6 +90,46 @@ def test_every_round_has_one_pair_per_comparison_each_a_crossover_of_its_own():
     assert interleaved_slots(5, 8, (CANDIDATE, SOLUTION)) == slots
 
 
+def test_a_solution_in_every_second_round_keeps_its_own_crossover():
+    slots = interleaved_slots(5, 8, (CANDIDATE, SOLUTION), every={SOLUTION: 2})
+    assert [lab for lab, _ in slots].count(CANDIDATE) == 8 and [lab for lab, _ in slots].count(SOLUTION) == 4
+    assert interleaved_slots(5, 8, (CANDIDATE, SOLUTION), every={SOLUTION: 1}) == interleaved_slots(
+        5, 8, (CANDIDATE, SOLUTION))
+    for label in (CANDIDATE, SOLUTION):
+        first = [order[0] == BASELINE for lab, order in slots if lab == label]
+        assert all(first[q] != first[q + 1] for q in range(0, len(first), 2))   # each quad ABBA or BAAB
+    with pytest.raises(ValueError, match="every"):
+        interleaved_slots(5, 8, (CANDIDATE, SOLUTION), every={SOLUTION: 0})
+
+
+@pytest.mark.parametrize("first,after_work,round_first", [(0.3, 0.0, 0.0), (0.0, 0.1, 0.0), (0.05, 0.0, 0.2)])
+def test_a_solution_in_every_second_round_is_as_unbiased_and_stops_on_whole_quads(first, after_work, round_first):
+    cfg = SamplerConfig(min_pairs=6, max_pairs=40, warmup_s=0.0, min_block_s=0.0, target_rel_ci=0.02,
+                        n_resamples=200)
+    errors = {CANDIDATE: [], SOLUTION: []}
+    for seed in range(16):
+        host = PeriodHost(seed, first, after_work, round_first)
+        runs = sample_interleaved(HostSide(host, 1e6), {CANDIDATE: HostSide(host, 1e6 / 2.0),
+                                                        SOLUTION: HostSide(host, 1e6 / 1.5)},
+                                  cfg, seed=seed, clock=lambda: 0.0, progress=host.work, every={SOLUTION: 2})
+        n, m = runs[CANDIDATE].n_pairs, runs[SOLUTION].n_pairs
+        assert m == n // 2 and n % 4 == 0 and n >= 8, (n, m)
+        assert sum(runs[CANDIDATE].baseline_first) == n // 2 and sum(runs[SOLUTION].baseline_first) == m // 2
+        errors[CANDIDATE].append(_log_error(runs[CANDIDATE], 2.0))
+        errors[SOLUTION].append(_log_error(runs[SOLUTION], 1.5))
+    for name, e in errors.items():
+        assert abs(np.mean(e)) < 0.003 and max(map(abs, e)) < 0.015, (name, e)
+
+
+def test_max_pairs_rounds_up_to_whole_quads_of_a_solution_in_every_second_round():
+    cfg = SamplerConfig(min_pairs=5, max_pairs=6, warmup_s=0.0, min_block_s=0.0, target_rel_ci=0.0)
+    runs = sample_interleaved(HostSide(PeriodHost(1), 1e6), {CANDIDATE: HostSide(PeriodHost(2), 5e5),
+                                                             SOLUTION: HostSide(PeriodHost(3), 7e5)},
+                              cfg, seed=4, clock=lambda: 0.0, every={SOLUTION: 2})
+    assert (runs[CANDIDATE].n_pairs, runs[SOLUTION].n_pairs) == (8, 4)
+    assert sum(runs[SOLUTION].baseline_first) == 2 and runs[CANDIDATE].stop_reason == "max_pairs"
+
+
 def test_one_comparison_is_sample_pairs_unchanged():
     a = sample_pairs(HostSide(PeriodHost(1), 1e6), HostSide(PeriodHost(2), 5e5), CFG, seed=9, clock=lambda: 0.0)
     b = sample_interleaved(HostSide(PeriodHost(1), 1e6), {CANDIDATE: HostSide(PeriodHost(2), 5e5)}, CFG, seed=9,

@@ -36,8 +36,21 @@ def test_without_s_ref_only_the_ci_target_stops():
 
 
 def test_r_ci_none_stops_only_on_certain_rewards():
-    rule = StoppingRule(processes=3, s_ref=4.0, target_r_ci=None)
+    rule = StoppingRule(processes=3, s_ref=4.0, target_r_ci=None, target_rel_ci=None)
     assert rule.decide(ci(4.1, 4.3)) is None and rule.decide(ci(1.0, 2.0)) == "r_perf_zero"
+
+
+def test_the_default_width_target_is_a_3_percent_half_width():
+    # (--ci-target): 4.1-4.3 is 2.4% either side of its centre, 4.0-4.5 5.9%
+    rule = StoppingRule(processes=10, s_ref=None)
+    assert rule.target_rel_ci == 0.03
+    assert rule.decide(ci(4.1, 4.3)) == "ci_target" and rule.decide(ci(4.0, 4.5)) is None
+
+
+@pytest.mark.parametrize("target", [-0.01, 1.0])
+def test_a_width_target_outside_0_1_is_refused(target):
+    with pytest.raises(ValueError, match="target_rel_ci"):
+        StoppingRule(processes=10, s_ref=None, target_rel_ci=target)
 
 
 @pytest.mark.parametrize("processes,min_processes,looks,confidence", [
