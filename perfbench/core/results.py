@@ -135,9 +135,9 @@ class ComparisonResult:
             raise SchemaError(f"schema_version {self.schema_version} is not {SCHEMA_VERSION}")
         if not isinstance(self.seed, int):
             raise ValueError(f"seed must be an int, got {self.seed!r}")
-        if self.solution is not None and self.solution.n_pairs != self.samples.n_pairs:
+        if self.solution is not None and not 0 < self.solution.n_pairs <= self.samples.n_pairs:
             raise ValueError(f"{self.solution.n_pairs} solution pairs for {self.samples.n_pairs} candidate pairs "
-                             "(interleaved: one each per round)")
+                             "(interleaved: at most one per round, and the candidate has one in every round)")
 
     def _summarize(self, samples: PairedSamples) -> stats.PairedSummary:
         return stats.summarize(samples.baseline_ns, samples.candidate_ns, seed=self.seed,

@@ -253,7 +253,7 @@ def sample_interleaved(baseline: Side, others: dict[str, Side], cfg: SamplerConf
     fixed = iters is not None
     labels = tuple(others)
     sides = {BASELINE: baseline, **others}
-    step = math.lcm(*(_PAIR_STEP * n for n in (every or {}).values()), _PAIR_STEP)   # rounds of whole quads
+    step = math.lcm(*(_PAIR_STEP * (every or {}).get(label, 1) for label in labels))   # rounds of whole quads
     limit = -(-cfg.max_pairs // step) * step
     slots = interleaved_slots(seed, limit, labels, every)
     round_ends = set(itertools.accumulate(len(m) for m in _round_members(limit, labels, every)))

@@ -130,6 +130,14 @@ def test_max_pairs_rounds_up_to_whole_quads_of_a_solution_in_every_second_round(
     assert sum(runs[SOLUTION].baseline_first) == 2 and runs[CANDIDATE].stop_reason == "max_pairs"
 
 
+def test_every_naming_a_comparison_that_is_not_there_changes_nothing():
+    cfg = SamplerConfig(min_pairs=5, max_pairs=5, warmup_s=0.0, min_block_s=0.0, target_rel_ci=0.0)
+    a = sample_pairs(HostSide(PeriodHost(1), 1e6), HostSide(PeriodHost(2), 5e5), cfg, seed=9, clock=lambda: 0.0)
+    b = sample_interleaved(HostSide(PeriodHost(1), 1e6), {CANDIDATE: HostSide(PeriodHost(2), 5e5)}, cfg, seed=9,
+                           clock=lambda: 0.0, every={SOLUTION: 2})[CANDIDATE]
+    assert a == b and a.n_pairs == 6
+
+
 def test_one_comparison_is_sample_pairs_unchanged():
     a = sample_pairs(HostSide(PeriodHost(1), 1e6), HostSide(PeriodHost(2), 5e5), CFG, seed=9, clock=lambda: 0.0)
     b = sample_interleaved(HostSide(PeriodHost(1), 1e6), {CANDIDATE: HostSide(PeriodHost(2), 5e5)}, CFG, seed=9,
@@ -180,9 +188,11 @@ def test_a_solution_no_faster_than_the_baseline_gives_no_reward():
 
 def test_live_results_are_validated():
     runs = _run(PeriodHost(4), 4)
-    short = PairedSamples(runs[SOLUTION].baseline_ns[:6], runs[SOLUTION].candidate_ns[:6], 1, "max_pairs")
-    with pytest.raises(ValueError, match="solution pairs"):
-        ComparisonResult("b", "c", "cpu", "fake", 3, runs[CANDIDATE], {}, {}, solution=short)
+    n = runs[CANDIDATE].n_pairs
+    more = PairedSamples(runs[SOLUTION].baseline_ns * 2, runs[SOLUTION].candidate_ns * 2, 1, "max_pairs")
+    assert more.n_pairs > n
+    with pytest.raises(ValueError, match="solution pairs"):   # more than one a round
+        ComparisonResult("b", "c", "cpu", "fake", 3, runs[CANDIDATE], {}, {}, solution=more)
     plain = ComparisonResult("b", "c", "cpu", "fake", 3, runs[CANDIDATE], {}, {})
     with pytest.raises(ValueError, match="live s_ref needs"):
         _score(plain)

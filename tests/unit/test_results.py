@@ -161,7 +161,8 @@ def test_a_schema_this_perfbench_cannot_read_is_refused(version):
 @pytest.mark.parametrize("changes,message", [
     (dict(seed=1.5), "seed must be an int"),
     (dict(seed="17"), "seed must be an int"),
-    (dict(solution=PairedSamples(BASE[:5], CAND[:5], 7, "max_pairs")), "5 solution pairs for 6 candidate pairs"),
+    (dict(solution=PairedSamples(BASE + BASE[:1], CAND + CAND[:1], 7, "max_pairs")),
+     "7 solution pairs for 6 candidate pairs"),
 ])
 def test_a_comparison_that_cannot_be_right_is_refused(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -357,9 +358,10 @@ def test_a_scores_schema_refusal_names_the_version(version, message):
 def test_each_refusal_of_a_score_in_its_words(changes, message):
     with pytest.raises(ValueError, match=message):
         score(**changes)
-    with pytest.raises(ValueError, match=r"^5 solution pairs for 6 candidate pairs \(interleaved: one each per "
-                                         r"round\)$"):
-        comparison(solution=PairedSamples(BASE[:5], CAND[:5], 7, "max_pairs"))
+    with pytest.raises(ValueError, match=r"^7 solution pairs for 6 candidate pairs \(interleaved: at most one per "
+                                         r"round, and the candidate has one in every round\)$"):
+        comparison(solution=PairedSamples(BASE + BASE[:1], CAND + CAND[:1], 7, "max_pairs"))
+    comparison(solution=PairedSamples(BASE[:4], CAND[:4], 7, "max_pairs"))   # every second round: fewer
     with pytest.raises(ValueError, match="^concat needs one or more parts with the same iters_per_block$"):
         PairedSamples.concat([])
 
