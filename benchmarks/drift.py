@@ -20,7 +20,8 @@ from perfbench.selfcheck.cpu_load import CpuLoad
 from perfbench.timing.inprocess import InProcessSide
 from perfbench.timing.sampler import SamplerConfig
 from perfbench.timing.sequential import sequential_speedup
-from perfbench.timing.timers import CpuTimer, FakeKernel, FakeTimer, step_drift
+from perfbench.testing.timers import FakeKernel, FakeTimer, step_drift
+from perfbench.timing.timers import CpuTimer
 
 from cpu_kernels import make_inputs, softmax
 from period_means import speedup_with_means

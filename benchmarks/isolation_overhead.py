@@ -51,7 +51,7 @@ def make_task(root: Path) -> Path:
 
 def worker_startup_ms(sandbox: bool, reps: int = 3) -> float:
     """Median ms from spawning an untrusted worker until it answers its first request."""
-    from perfbench.isolation.processes.worker_handle import WorkerClient
+    from perfbench.isolation.processes.worker_client import WorkerClient
 
     times = []
     for _ in range(reps):
@@ -63,8 +63,8 @@ def worker_startup_ms(sandbox: bool, reps: int = 3) -> float:
 
 def forked_startup_ms(reps: int = 3) -> float:
     """Median ms from asking a sandboxed zygote for a worker until it answers its first request."""
-    from perfbench.isolation.processes.worker_handle import WorkerClient
-    from perfbench.isolation.processes.zygote_handle import ForkServer
+    from perfbench.isolation.processes.worker_client import WorkerClient
+    from perfbench.isolation.processes.fork_server import ForkServer
 
     times = []
     with ForkServer("candidate", untrusted=True) as server:

@@ -1,4 +1,4 @@
-"""#59: the same pairs split over more worker processes, simulated (FakeTimer, timing/simulate.py).
+"""#59: the same pairs split over more worker processes, simulated (FakeTimer, perfbench/testing/simulate.py).
 
 For each process count k, `--runs` seeded scores of a candidate of known speedup, fixed length
 (no early stop), the same total pairs split evenly: the median and largest CI half-width (log
@@ -17,7 +17,7 @@ import statistics
 
 from perfbench.core.stopping import StoppingRule
 from perfbench.timing.sampler import SamplerConfig
-from perfbench.timing.simulate import SimulatedHost, simulated_score
+from perfbench.testing.simulate import SimulatedHost, simulated_score
 
 
 def main() -> None:

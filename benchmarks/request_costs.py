@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from perfbench.isolation.processes import worker_handle
+from perfbench.isolation.processes import worker_client
 from perfbench.pipeline.config import ScoreConfig
 from perfbench.pipeline.score import score
 
@@ -27,7 +27,7 @@ def main() -> None:
     ap.add_argument("--task", default="tasks/row_softmax")
     args = ap.parse_args()
     costs: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
-    request = worker_handle.WorkerClient.request
+    request = worker_client.WorkerClient.request
 
     def timed_request(self, op, timeout_s, **fields):
         t0 = time.perf_counter_ns()
@@ -37,7 +37,7 @@ def main() -> None:
             name = str(op.value) + (" (null)" if fields.get("null") else "")
             costs[(self.label, name)].append((time.perf_counter_ns() - t0) / 1e3)
 
-    worker_handle.WorkerClient.request = timed_request
+    worker_client.WorkerClient.request = timed_request
     for i in range(args.scores):
         res = score(args.task, f"{args.task}/baseline.py", ScoreConfig(s_ref_policy="table"))
         print(f"score {i}: s={res.speedup.value:.4f}" if res.speedup else f"score {i}: {res.verdict}", flush=True)

@@ -10,7 +10,7 @@ import time
 
 import perfbench
 from perfbench.timing.sampler import SamplerConfig
-from perfbench.timing.timers import FakeKernel, FakeTimer
+from perfbench.testing.timers import FakeKernel, FakeTimer
 
 from cpu_kernels import make_inputs, softmax, softmax_with_extra
 

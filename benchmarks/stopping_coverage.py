@@ -16,7 +16,7 @@ from pathlib import Path
 
 from perfbench.core.stopping import StoppingRule
 from perfbench.timing.sampler import SamplerConfig
-from perfbench.timing.simulate import SimulatedHost, simulated_score
+from perfbench.testing.simulate import SimulatedHost, simulated_score
 
 SAMPLER = SamplerConfig(min_pairs=10, max_pairs=60, warmup_s=0.0, min_block_s=0.0, n_resamples=500,
                         time_budget_s=1e9)

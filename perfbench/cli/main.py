@@ -113,9 +113,14 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
     from ..pipeline.config import sampler_config
 
     cfg = sampler_config(min_pairs=min_pairs, max_pairs=max_pairs, budget=budget)
+    timer = None
+    if fake_timer:   # (the one place the product imports perfbench.testing: tests/unit/test_layers.py)
+        from ..testing.timers import FakeTimer
+
+        timer = FakeTimer()
     result = compare_files(baseline_file, candidate_file, fn_name=fn_name, inputs_name=inputs_name,
                            device=device, config=cfg, seed=seed, progress=_progress(quiet or as_json),
-                           fake_timer=fake_timer)
+                           timer=timer)
     if not (quiet or as_json):
         click.echo("", err=True)
     write_json(result.to_dict(), out, as_json)

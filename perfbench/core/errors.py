@@ -7,7 +7,6 @@ the CLI is perfbench's own bug and keeps its traceback.
 """
 from __future__ import annotations
 
-EXIT_OK = 0
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
 

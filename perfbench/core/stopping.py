@@ -32,8 +32,6 @@ from . import stats
 from .results import PairedSamples
 from .scoring import r_perf
 
-DECISIONS = ("r_perf_zero", "r_perf_one", "r_perf_settled", "ci_target")
-
 
 @dataclass(frozen=True)
 class StoppingRule:

@@ -1,13 +1,13 @@
 """NVML behind one small interface: the only module that imports `pynvml` (nvidia-ml-py).
 
 `open_nvml()` returns a `RealNvml` or raises `NvmlUnavailable` with a status the caller records
-(no_driver, no_library, ...).  `FakeNvml` implements the same interface with scriptable clocks,
-permissions, MIG mode and errors for tests.  Devices are found by PCI bus id, never by index:
+(no_driver, no_library, ...).  `FakeNvml` (perfbench/testing/fake_nvml.py) implements the same
+interface with scriptable clocks, permissions, MIG mode and errors for tests.  Devices are found by PCI bus id, never by index:
 CUDA and NVML may number GPUs differently (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 # Clock-event ("throttle") reason bits, as NVML defines them.
@@ -169,88 +169,3 @@ class RealNvml:
 
     def reset_memory_clocks(self, h: Any) -> None:
         self._call("nvmlDeviceResetMemoryLockedClocks", h)
-
-
-@dataclass
-class FakeGpu:
-    """One simulated GPU's state; tests edit fields to script behaviour."""
-
-    uuid: str = "GPU-fake-0"
-    name: str = "Fake H100"
-    pci_bus_id: str = "00000000:01:00.0"
-    base_sm: int = 1200
-    max_sm: int = 1980
-    max_mem: int = 2619
-    sm_mhz: int = 1755                      # current (boosting) clock
-    mem_mhz: int = 2619
-    temperature_c: int = 45
-    power_w: float = 120.0
-    reasons: int = 0
-    power_violation_ns: int = 0
-    thermal_violation_ns: int = 0
-    mig: bool = False
-    locked: tuple[int, int] | None = None   # SM lock (MHz or CLOCK_LIMIT_TDP)
-    mem_locked: tuple[int, int] | None = None
-    lock_error: str | None = None           # e.g. "no_permission": lock calls fail with it
-    lock_applies: bool = True               # False: the lock "succeeds" but clocks do not follow
-    calls: list[str] = field(default_factory=list)
-
-
-class FakeNvml:
-    """Scriptable NVML for tests: GPUs by PCI bus id, errors on demand, a call log."""
-
-    def __init__(self, *gpus: FakeGpu, driver: str = "999.99"):
-        self.gpus = {g.pci_bus_id: g for g in (gpus or (FakeGpu(),))}
-        self._driver = driver
-
-    def driver_version(self) -> str:
-        return self._driver
-
-    def handle(self, pci_bus_id: str) -> FakeGpu:
-        try:
-            return self.gpus[pci_bus_id]
-        except KeyError:
-            raise NvmlError("not_found", f"NVML: no GPU at {pci_bus_id}") from None
-
-    def uuid(self, h: FakeGpu) -> str:
-        return h.uuid
-
-    def name(self, h: FakeGpu) -> str:
-        return h.name
-
-    def mig_enabled(self, h: FakeGpu) -> bool:
-        return h.mig
-
-    def read(self, h: FakeGpu) -> ClockReading:
-        return ClockReading(h.sm_mhz, h.mem_mhz, h.temperature_c, h.power_w, h.reasons,
-                            h.power_violation_ns, h.thermal_violation_ns)
-
-    def max_clocks(self, h: FakeGpu) -> tuple[int, int]:
-        return h.max_sm, h.max_mem
-
-    def base_sm_clock(self, h: FakeGpu) -> int:
-        return h.base_sm
-
-    def _mutate(self, h: FakeGpu, what: str) -> None:
-        h.calls.append(what)
-        if h.lock_error:
-            raise NvmlError(h.lock_error, f"NVML: {h.lock_error}")
-
-    def lock_gpu_clocks(self, h: FakeGpu, lo: int, hi: int) -> None:
-        self._mutate(h, f"lock_gpu {lo} {hi}")
-        h.locked = (lo, hi)
-        if h.lock_applies:
-            h.sm_mhz = h.base_sm if hi == CLOCK_LIMIT_TDP else min(hi, h.max_sm)
-
-    def reset_gpu_clocks(self, h: FakeGpu) -> None:
-        self._mutate(h, "reset_gpu")
-        h.locked = None
-        h.sm_mhz = 1755
-
-    def lock_memory_clocks(self, h: FakeGpu, lo: int, hi: int) -> None:
-        self._mutate(h, f"lock_mem {lo} {hi}")
-        h.mem_locked = (lo, hi)
-
-    def reset_memory_clocks(self, h: FakeGpu) -> None:
-        self._mutate(h, "reset_mem")
-        h.mem_locked = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import Callable, Hashable
 
-from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.processes.worker_client import WorkerClient
 
 
 class BaselinePool:

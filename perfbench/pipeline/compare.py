@@ -12,7 +12,7 @@ from ..timing.cuda.timer import CudaEventTimer
 from ..timing.flush import flusher_for
 from ..timing.inprocess import InProcessSide
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_pairs
-from ..timing.timers import CpuTimer, FakeTimer, Timer
+from ..timing.timers import CpuTimer, Timer
 
 
 def make_timer(device: str) -> Timer:
@@ -21,7 +21,7 @@ def make_timer(device: str) -> Timer:
 
 
 def make_flusher(device: str, cfg: SamplerConfig, timer: Timer) -> Callable[[], None] | None:
-    return None if isinstance(timer, FakeTimer) else flusher_for(device, cfg.cache_flush)
+    return None if timer.simulated else flusher_for(device, cfg.cache_flush)
 
 
 def compare(baseline: Callable[..., Any], candidate: Callable[..., Any],
@@ -51,4 +51,4 @@ def compare(baseline: Callable[..., Any], candidate: Callable[..., Any],
                          f"{cand_side.output_signature}: they do not compute the same thing")
     return ComparisonResult(baseline=labels[0], candidate=labels[1], device=device, timer=timer.name,
                             seed=seed, samples=samples, config=cfg.to_dict(),
-                            fingerprint=fingerprint(device) if not isinstance(timer, FakeTimer) else {})
+                            fingerprint={} if timer.simulated else fingerprint(device))

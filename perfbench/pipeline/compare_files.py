@@ -7,13 +7,13 @@ from ..core.errors import UsageError
 from ..core.results import ComparisonResult
 from ..task.user_files import get_callable, load_module
 from ..timing.sampler import ProgressFn, SamplerConfig
-from ..timing.timers import FakeTimer
+from ..timing.timers import Timer
 from .compare import compare
 
 
 def compare_files(baseline_file: Path, candidate_file: Path, *, fn_name: str, inputs_name: str,
                   device: str, config: SamplerConfig, seed: int | None,
-                  progress: ProgressFn | None = None, fake_timer: bool = False) -> ComparisonResult:
+                  progress: ProgressFn | None = None, timer: Timer | None = None) -> ComparisonResult:
     mod_a = load_module(baseline_file)
     mod_b = load_module(candidate_file)
     fn_a = get_callable(mod_a, fn_name, baseline_file)
@@ -26,6 +26,5 @@ def compare_files(baseline_file: Path, candidate_file: Path, *, fn_name: str, in
         raise UsageError(f"{baseline_file}: defines no input maker {inputs_name!r} "
                          f"(nor does {candidate_file})")
     labels = (f"{baseline_file}:{fn_name}", f"{candidate_file}:{fn_name}")
-    timer = FakeTimer() if fake_timer else None
     return compare(fn_a, fn_b, make_inputs, device=device, config=config, seed=seed,
                    labels=labels, progress=progress, timer=timer)

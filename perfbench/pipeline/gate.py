@@ -10,8 +10,8 @@ from ..core.errors import CandidateRejected
 from ..core.score_key import ScoreKey
 from ..device.check import check_device
 from ..isolation.processes.cpu_threads import CpuThreading
-from ..isolation.processes.worker_handle import WorkerClient
-from ..isolation.processes.zygote_handle import ForkServer
+from ..isolation.processes.worker_client import WorkerClient
+from ..isolation.processes.fork_server import ForkServer
 from ..isolation.wire.arena import InputLayout
 from ..isolation.wire.protocol import Op, ProtocolError, decode_values
 from ..sides.cpu_side import ARENA_SLACK, ArenaSide, map_arenas

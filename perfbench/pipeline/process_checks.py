@@ -8,7 +8,7 @@ from ..core.errors import CandidateRejected, EnvironmentUnavailable
 from ..core.results import PairedSamples
 from ..device.clocks import ClockControl
 from ..isolation.processes.cpu_threads import CpuThreading
-from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.processes.worker_client import WorkerClient
 from ..isolation.wire.protocol import Op
 from ..sides.build import Side
 from ..task.spec import TaskSpec

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..core.errors import EnvironmentUnavailable
 from ..isolation.processes.cpu_threads import CpuThreading
 from ..isolation.processes.warm_parent_handle import WarmParent, WarmParents
-from ..isolation.processes.zygote_handle import ForkServer
+from ..isolation.processes.fork_server import ForkServer
 from ..isolation.sandbox.hardening import OOM_SCORE_SCORER, set_oom_score
 from ..isolation.sandbox.plan import make_nondumpable
 from ..isolation.sandbox.worker_view import package_source_tree, refuse_if_holding

@@ -23,7 +23,7 @@ from ..core.results import S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, Benchma
 from ..core.stopping import StoppingRule, interim_decision
 from ..device.device_session import device_session
 from ..device.fingerprint import fingerprint
-from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.processes.worker_client import WorkerClient
 from ..isolation.wire.protocol import Op
 from ..sides.build import Side, SideSettings, build_sides
 from ..sides.contract_blocks import ContractBlocks, pair_end
@@ -207,7 +207,7 @@ def _sampler_config(spec: TaskSpec, cfg: ScoreConfig) -> SamplerConfig:
 
 
 @dataclass(frozen=True)
-class _Workers:
+class _StartedWorkers:
     """One process's workers once started (`TimingRun._started`): the candidate's not yet loaded."""
 
     cand: WorkerClient
@@ -281,7 +281,7 @@ class TimingRun:
         return before
 
     @contextlib.contextmanager
-    def _started(self, j: int | None, what: str) -> Iterator[_Workers]:
+    def _started(self, j: int | None, what: str) -> Iterator[_StartedWorkers]:
         """One worker process pair (and the solution's worker, if timed with a live s_ref), started,
         arenas mapped, the baseline's code (and the solution's) loaded; not yet the candidate's.
         `j`: the timed process's index, None for the untimed one (`prepare`)."""
@@ -314,11 +314,11 @@ class TimingRun:
                 if sol_w is not None:
                     load_side(sol_w, spec, su.device, su.solution_file, cfg, su.key.init_seed, su.key.probe_seed,
                               self.timing_mode or "events")
-                yield _Workers(cand, base_w, base_side, make_cand_side, make_sol_side)
+                yield _StartedWorkers(cand, base_w, base_side, make_cand_side, make_sol_side)
             finally:
                 self.logs = {"candidate": cand.log_tail()}
 
-    def _load_candidate(self, w: _Workers) -> Side:
+    def _load_candidate(self, w: _StartedWorkers) -> Side:
         su = self.setup
         self.say("loading candidate")
         load_side(w.cand, su.spec, su.device, su.cand_path, su.cfg, su.key.init_seed, su.key.probe_seed,

@@ -12,12 +12,12 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Protocol
 
 from ..core import stats
-from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.processes.worker_client import WorkerClient
 from ..timing.schedule import SOLUTION
 from .gate import candidate_worker
 
 if TYPE_CHECKING:
-    from ..isolation.processes.zygote_handle import ForkServer
+    from ..isolation.processes.fork_server import ForkServer
     from .baseline_pool import BaselinePool
     from .config import RunSetup
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from ..core.tamper import BlockWall
 from ..device.clock_probe import ClockProbeReadings
-from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.processes.worker_client import WorkerClient
 from ..isolation.wire.arena import InputLayout
 from ..task.correctness import Tolerance
 from ..task.program import TaskProgram

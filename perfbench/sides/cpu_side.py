@@ -32,7 +32,7 @@ import torch
 
 from ..core.errors import CandidateRejected
 from ..core.tamper import BlockWall
-from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.processes.worker_client import WorkerClient
 from ..isolation.wire.arena import DEVICES, DTYPES, KIND_DEVICE, KIND_EXPECTED, KIND_OTHER, KIND_STRUCTURE, KIND_TENSOR, IN_PAGE_SPAN, MAX_DIMS, BlockLayout, MemoryReadTimeout, in_page_start, read_process_memory, table_bytes, table_records
 from ..isolation.wire.protocol import Op
 from ..task.correctness import OutputRecord, Tolerance, record_of

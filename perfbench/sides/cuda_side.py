@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from ..core.errors import CandidateRejected
 from ..core.tamper import BlockWall
 from ..device.clock_probe import ClockProbeReadings, ProbedMonitor
-from ..isolation.processes.worker_handle import WorkerClient
+from ..isolation.processes.worker_client import WorkerClient
 from ..isolation.wire.protocol import Op, ProtocolError, decode_values
 from ..task.correctness import OutputRecord, Tolerance
 from ..task.program import TaskProgram

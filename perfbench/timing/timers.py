@@ -6,17 +6,15 @@ called before every call and is never inside the timed region.
 
 - `CpuTimer`: `perf_counter_ns` around synchronous calls.
 - `CudaEventTimer` (timing/cuda/timer.py): CUDA events around each call on a held stream.
-- `FakeTimer`: simulated durations with seeded noise, drift and step changes, so the statistics
-  and the schedule can be tested exactly.
+- `FakeTimer` (perfbench/testing/timers.py): simulated durations, for tests.
+
+A timer that is `simulated` measures no device: nothing to flush, no host to fingerprint.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
-
-import numpy as np
 
 
 @dataclass(frozen=True)
@@ -31,6 +29,7 @@ class BlockTiming:
 
 class Timer(Protocol):
     name: str
+    simulated: bool   # a test double's clock, not a device's
 
     def time_block(self, fn: Callable[..., Any], inputs: Sequence[tuple],
                    flush: Callable[[], None] | None) -> BlockTiming: ...
@@ -46,6 +45,7 @@ class CpuTimer:
     """Host wall clock around synchronous calls."""
 
     name = "cpu_perf_counter"
+    simulated = False
 
     def time_block(self, fn, inputs, flush):
         outputs = []
@@ -77,70 +77,3 @@ class CpuTimer:
                 b = time.perf_counter_ns()
             steps.append(b - a)
         return float(min(steps))
-
-
-@dataclass(frozen=True)
-class FakeKernel:
-    """A stand-in kernel for FakeTimer: it costs `cost_ns` per call and returns `output`."""
-
-    name: str
-    cost_ns: float
-    output: Any = None
-
-    def __call__(self, *args):
-        return self.output
-
-
-def step_drift(at_s: float, factor: float) -> Callable[[float], float]:
-    """Machine slows by `factor` from simulated time `at_s` on (a neighbour starts, a clock drops)."""
-    return lambda t_s: factor if t_s >= at_s else 1.0
-
-
-def linear_drift(rate_per_s: float) -> Callable[[float], float]:
-    """Machine slows by `rate_per_s` (fraction) per simulated second (thermal creep)."""
-    return lambda t_s: 1.0 + rate_per_s * t_s
-
-
-class FakeTimer:
-    """Simulated clock for tests: deterministic given `seed`.
-
-    A call to FakeKernel k at simulated time t lasts ``k.cost_ns * drift(t) * exp(N(0, noise))``;
-    every call also advances simulated time by `overhead_ns` (not counted in the timing).
-    """
-
-    name = "fake"
-
-    def __init__(self, *, noise: float = 0.0, drift: Callable[[float], float] | None = None,
-                 overhead_ns: float = 0.0, seed: int = 0):
-        if noise < 0 or not math.isfinite(noise):
-            raise ValueError(f"noise must be a finite sigma >= 0, got {noise}")
-        self._noise = noise
-        self._drift = drift or (lambda t_s: 1.0)
-        self._overhead_ns = overhead_ns
-        self._rng = np.random.default_rng(seed)
-        self.now_ns = 0.0
-        self.calls: list[str] = []  # names of kernels in call order (schedule tests read this)
-
-    def time_block(self, fn, inputs, flush):
-        if not isinstance(fn, FakeKernel):
-            raise TypeError(f"FakeTimer times FakeKernel objects, got {type(fn).__name__}")
-        total = 0.0
-        outputs = []
-        for args in inputs:
-            if flush is not None:
-                flush()
-            d = fn.cost_ns * self._drift(self.now_ns * 1e-9)
-            if self._noise:
-                d *= math.exp(self._rng.normal(0.0, self._noise))
-            outputs.append(fn(*args))
-            self.calls.append(fn.name)
-            total += d
-            self.now_ns += d + self._overhead_ns
-        return BlockTiming(total, tuple(outputs))
-
-    def clock_s(self) -> float:
-        """Simulated seconds: budgets under FakeTimer are deterministic."""
-        return self.now_ns * 1e-9
-
-    def resolution_ns(self) -> float:
-        return 1.0

@@ -27,9 +27,9 @@ def _one_line_error(proc, code, *needles):
 
 
 def test_exact_output_with_fake_timer(run_cli, write):
-    write("a.py", "from perfbench.timing.timers import FakeKernel\nkernel = FakeKernel('A', 2e6)\n"
+    write("a.py", "from perfbench.testing.timers import FakeKernel\nkernel = FakeKernel('A', 2e6)\n"
                   "def make_inputs(seed):\n    return ()\n")
-    write("b.py", "from perfbench.timing.timers import FakeKernel\nkernel = FakeKernel('B', 1e6)\n")
+    write("b.py", "from perfbench.testing.timers import FakeKernel\nkernel = FakeKernel('B', 1e6)\n")
     proc = run_cli("compare", "a.py", "b.py", "--fake-timer", "--seed", "1", "--min-pairs", "8",
                    "--max-pairs", "8", "--quiet")
     assert proc.returncode == 0, proc.stderr

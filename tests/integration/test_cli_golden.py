@@ -58,9 +58,9 @@ def test_score_json_keys_and_exit_codes(run_cli, tmp_path):
 
 
 def test_compare_json_is_the_comparison(run_cli, write):
-    write("a.py", "from perfbench.timing.timers import FakeKernel\nkernel = FakeKernel('A', 2e6)\n"
+    write("a.py", "from perfbench.testing.timers import FakeKernel\nkernel = FakeKernel('A', 2e6)\n"
                   "def make_inputs(seed):\n    return ()\n")
-    write("b.py", "from perfbench.timing.timers import FakeKernel\nkernel = FakeKernel('B', 1e6)\n")
+    write("b.py", "from perfbench.testing.timers import FakeKernel\nkernel = FakeKernel('B', 1e6)\n")
     proc = run_cli("compare", "a.py", "b.py", "--fake-timer", "--seed", "1", "--min-pairs", "8", "--max-pairs", "8",
                    "--quiet", "--json", "--out", "r.json")
     assert proc.returncode == 0, proc.stderr

@@ -1,4 +1,4 @@
-"""Workers forked from a warmed zygote (isolation/processes/zygote.py, zygote_handle.py): each in the zygote's
+"""Workers forked from a warmed zygote (isolation/processes/zygote.py, fork_server.py): each in the zygote's
 sandbox with a cgroup of its own, how they end reported as for a spawned worker, and a zygote
 that fails blamed on the machine before any worker ran, on the workers after."""
 import os
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from perfbench.core.errors import CandidateRejected, EnvironmentUnavailable
-from perfbench.isolation.processes import zygote_handle as fork_server
+from perfbench.isolation.processes import fork_server as fork_server
 from perfbench.isolation.processes.cpu_threads import CpuThreading
 from perfbench.isolation.processes.warm_parent_handle import WarmParent
-from perfbench.isolation.processes.worker_handle import WorkerClient
-from perfbench.isolation.processes.zygote_handle import ForkServer
+from perfbench.isolation.processes.worker_client import WorkerClient
+from perfbench.isolation.processes.fork_server import ForkServer
 from perfbench.isolation.wire.protocol import Op
 
 THREADS = CpuThreading.for_task(1)

@@ -12,8 +12,8 @@ import pytest
 from perfbench.core.procfs import pid_alive
 from perfbench.isolation.processes.cpu_threads import CpuThreading
 from perfbench.isolation.processes.warm_parent_handle import WarmParent, WarmParents
-from perfbench.isolation.processes.worker_handle import WorkerClient
-from perfbench.isolation.processes.zygote_handle import ForkServer
+from perfbench.isolation.processes.worker_client import WorkerClient
+from perfbench.isolation.processes.fork_server import ForkServer
 from perfbench.isolation.sandbox.plan import SandboxPlan
 from perfbench.pipeline.config import ScoreConfig
 from perfbench.pipeline.gate import load_side

@@ -133,7 +133,7 @@ def test_a_candidate_worker_that_will_not_freeze_is_rejected_not_a_crash():
     from types import SimpleNamespace
 
     from perfbench.core.errors import CandidateRejected
-    from perfbench.isolation.processes.worker_handle import WorkerClient
+    from perfbench.isolation.processes.worker_client import WorkerClient
     from perfbench.isolation.sandbox.cgroup import CgroupError
 
     class Stuck:

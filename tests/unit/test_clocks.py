@@ -12,7 +12,8 @@ import pytest
 from perfbench.core.errors import EnvironmentUnavailable
 from perfbench.device.clocks import ClockLock, ClockRequest, read_marker, reset_stale
 from perfbench.device.monitor import Monitor
-from perfbench.device.nvml import CLOCK_LIMIT_TDP, REASON_APP_CLOCKS, REASON_SW_THERMAL, FakeGpu, FakeNvml
+from perfbench.device.nvml import CLOCK_LIMIT_TDP, REASON_APP_CLOCKS, REASON_SW_THERMAL
+from perfbench.testing.fake_nvml import FakeNvml, FakeNvmlDevice
 
 BUS = "00000000:01:00.0"
 
@@ -28,7 +29,7 @@ def _lock(gpu, **req):
 
 
 def test_lock_verify_restore():
-    gpu = FakeGpu()
+    gpu = FakeNvmlDevice()
     warmed = []
     lock = ClockLock(FakeNvml(gpu), BUS, ClockRequest("base"), warmup=lambda: warmed.append(1))
     with lock:
@@ -42,7 +43,7 @@ def test_lock_verify_restore():
 
 
 def test_max_and_mhz_policies_and_memory_lock():
-    gpu = FakeGpu()
+    gpu = FakeNvmlDevice()
     with _lock(gpu, policy="max") as lock:
         assert lock.control.target_sm_mhz == gpu.max_sm and gpu.locked == (gpu.max_sm, gpu.max_sm)
     with _lock(gpu, policy="mhz", sm_mhz=1500, mem_mhz=2619) as lock:
@@ -51,7 +52,7 @@ def test_max_and_mhz_policies_and_memory_lock():
 
 
 def test_restore_after_exception():
-    gpu = FakeGpu()
+    gpu = FakeNvmlDevice()
     with pytest.raises(RuntimeError):
         with _lock(gpu, policy="base"):
             raise RuntimeError("kernel blew up")
@@ -63,8 +64,8 @@ def test_restore_after_sigterm_to_child_scorer(tmp_path):
     script = textwrap.dedent(f"""
         import json, time
         from perfbench.device.clocks import ClockLock, ClockRequest
-        from perfbench.device.nvml import FakeGpu, FakeNvml
-        gpu = FakeGpu()
+        from perfbench.testing.fake_nvml import FakeNvml, FakeNvmlDevice
+        gpu = FakeNvmlDevice()
         try:
             with ClockLock(FakeNvml(gpu), "{BUS}", ClockRequest("base")) as lock:
                 print(lock.control.status, flush=True)
@@ -81,12 +82,12 @@ def test_restore_after_sigterm_to_child_scorer(tmp_path):
 
 
 def test_preexisting_lock_left_alone(marker_dir):
-    gpu = FakeGpu(reasons=REASON_APP_CLOCKS)
+    gpu = FakeNvmlDevice(reasons=REASON_APP_CLOCKS)
     with _lock(gpu, policy="base") as lock:
         assert lock.control.status == "preexisting"
     assert gpu.calls == []
     # a lock another live perfbench holds
-    gpu = FakeGpu()
+    gpu = FakeNvmlDevice()
     marker_dir.mkdir(parents=True)
     (marker_dir / f"{gpu.uuid}.json").write_text(json.dumps({"pid": os.getppid(), "uuid": gpu.uuid}))
     with _lock(gpu, policy="base") as lock:
@@ -95,7 +96,7 @@ def test_preexisting_lock_left_alone(marker_dir):
 
 
 def test_dead_owner_detected_and_reset(marker_dir):
-    gpu = FakeGpu(locked=(CLOCK_LIMIT_TDP, CLOCK_LIMIT_TDP))
+    gpu = FakeNvmlDevice(locked=(CLOCK_LIMIT_TDP, CLOCK_LIMIT_TDP))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     marker_dir.mkdir(parents=True)
@@ -114,7 +115,7 @@ def test_dead_owner_detected_and_reset(marker_dir):
     ({"lock_applies": False}, "unverified", "runs at 1755 MHz"),
 ])
 def test_failure_statuses_recorded(setup, status, needle):
-    gpu = FakeGpu(**setup)
+    gpu = FakeNvmlDevice(**setup)
     with _lock(gpu, policy="base") as lock:
         assert lock.control.status == status and needle in lock.control.reason
     assert gpu.locked is None or setup.get("lock_applies") is False
@@ -126,21 +127,21 @@ def test_no_nvml_and_require():
     with pytest.raises(EnvironmentUnavailable, match="require-locked-clocks"):
         with ClockLock(None, None, ClockRequest("base", require=True), unavailable_reason="no_driver"):
             pass
-    gpu = FakeGpu(lock_error="no_permission")
+    gpu = FakeNvmlDevice(lock_error="no_permission")
     with pytest.raises(EnvironmentUnavailable):
         with _lock(gpu, policy="base", require=True):
             pass
 
 
 def test_dry_run_changes_nothing():
-    gpu = FakeGpu()
+    gpu = FakeNvmlDevice()
     with _lock(gpu, policy="base", dry_run=True) as lock:
         assert lock.control.status == "dry_run" and lock.control.target_sm_mhz == gpu.base_sm
     assert gpu.calls == []
 
 
 def test_persistent_lock_outlives_and_resets(marker_dir):
-    gpu = FakeGpu()
+    gpu = FakeNvmlDevice()
     with ClockLock(FakeNvml(gpu), BUS, ClockRequest("base"), persistent=True) as lock:
         pass
     assert lock.control.status == "locked" and gpu.locked is not None
@@ -151,7 +152,7 @@ def test_persistent_lock_outlives_and_resets(marker_dir):
 
 
 def test_monitor_flags_throttling():
-    gpu = FakeGpu()
+    gpu = FakeNvmlDevice()
     mon = Monitor(FakeNvml(gpu), gpu)
     mon.begin()
     c = mon.end()
@@ -165,9 +166,9 @@ def test_monitor_flags_throttling():
 
 def test_throttled_pairs_remeasured_after_cooldown():
     from perfbench.timing.sampler import SamplerConfig
-    from perfbench.timing.timers import FakeKernel, FakeTimer
+    from perfbench.testing.timers import FakeKernel, FakeTimer
 
-    gpu = FakeGpu()
+    gpu = FakeNvmlDevice()
 
     class FlakyMonitor(Monitor):
         n = 0

@@ -1,4 +1,4 @@
-"""The CUDA timer's branches, on a simulated stream (timing/cuda/fake_gpu.py): no GPU needed."""
+"""The CUDA timer's branches, on a simulated stream (perfbench/testing/fake_gpu.py): no GPU needed."""
 from pathlib import Path
 
 import pytest
@@ -8,7 +8,7 @@ from perfbench.core.errors import CandidateRejected
 from perfbench.core.tamper import BlockWall
 from perfbench.device.clock_probe import ClockProbeReadings, ProbedMonitor, probe_throttled
 from perfbench.sides.cuda_side import _host_block_ns
-from perfbench.timing.cuda.fake_gpu import FakeGpu
+from perfbench.testing.fake_gpu import FakeGpu
 from perfbench.timing.cuda.timer import CudaEventTimer
 from perfbench.timing.modes import choose_mode
 from perfbench.timing.side_streams import activities_from_trace, outside_window

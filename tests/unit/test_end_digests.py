@@ -8,7 +8,7 @@ from perfbench.isolation.wire.protocol import decode_values, encode_values
 from perfbench.sides.cuda_side import check_end_digests
 from perfbench.timing import checksum
 from perfbench.timing.checksum import digest_pair
-from perfbench.timing.cuda.fake_gpu import FakeGpu
+from perfbench.testing.fake_gpu import FakeGpu
 from perfbench.timing.cuda.timer import CudaEventTimer
 
 KERNEL_NS = 5_000.0

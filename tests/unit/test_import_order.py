@@ -8,7 +8,7 @@ import pytest
 import perfbench
 
 TORCH_FREE = ("perfbench", "perfbench.cli.main", "perfbench.pipeline.score", "perfbench.pipeline.sandboxes",
-              "perfbench.isolation.processes.zygote_handle", "perfbench.device.lease", "perfbench.cli.report",
+              "perfbench.isolation.processes.fork_server", "perfbench.device.lease", "perfbench.cli.report",
               "perfbench.isolation.processes.worker", "perfbench.isolation.processes.zygote")
 
 

@@ -11,7 +11,8 @@ The layers, bottom to top (one folder each, or a few of equal rank):
     3 device     device/
     4 isolation  isolation/ (processes/, sandbox/, wire/)
     5 sides      sides/
-    6 pipeline   pipeline/, selfcheck/, batch/, sparse/, adapters/
+    6 pipeline   pipeline/, selfcheck/, batch/, sparse/, adapters/; testing/ (the test doubles,
+                 which no product module imports: test_the_product_never_imports_its_test_doubles)
     7 entry      perfbench (the API), __main__, cli/, pytest_plugin/
 
 KNOWN lists the edges that break the contract (none today).  The test fails on any other, and on a
@@ -31,7 +32,7 @@ LAYERS = {
     3: ("device",),
     4: ("isolation",),
     5: ("sides",),
-    6: ("pipeline", "selfcheck", "batch", "sparse", "adapters"),
+    6: ("pipeline", "selfcheck", "batch", "sparse", "adapters", "testing"),
     7: ("", "__main__", "cli", "pytest_plugin"),
 }
 # (importer, imported) pairs that break the contract today; each one is a thing to fix.
@@ -176,3 +177,16 @@ def test_no_module_imports_another_modules_private_names():
                 found += [f"{name}: {node.module}.{a.name}" for a in node.names
                           if a.name.startswith("_") and not a.name.startswith("__")]
     assert not found, "; ".join(found)
+
+
+# The one product module that imports perfbench.testing: `compare --fake-timer` (hidden), which
+# makes the CLI's own tests exact, hyperfine's mock executor through the real command line.
+FAKE_TIMER_FLAG = {("cli.main", "testing.timers")}
+
+
+def test_the_product_never_imports_its_test_doubles():
+    """FakeTimer, FakeGpu, FakeNvml and the simulated score live in perfbench/testing/; nothing
+    outside it imports them but the hidden --fake-timer flag."""
+    found = {(a, b) for a, b in imports(modules())
+             if layer(b) == 6 and b.split(".")[0] == "testing" and a.split(".")[0] != "testing"}
+    assert found == FAKE_TIMER_FLAG, sorted(found)

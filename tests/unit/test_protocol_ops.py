@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from perfbench.isolation.processes.worker import _WorkerState, handlers
-from perfbench.isolation.processes.worker_handle import candidate_reason
+from perfbench.isolation.processes.worker_client import candidate_reason
 from perfbench.isolation.wire.protocol import Op
 
 PACKAGE = Path(__file__).resolve().parents[2] / "perfbench"

@@ -8,7 +8,7 @@ from perfbench.core.results import PairedSamples
 from perfbench.timing.inprocess import InProcessSide
 from perfbench.timing.sampler import SamplerConfig, sample_pairs, warm_iters
 from perfbench.timing.schedule import pair_orders
-from perfbench.timing.timers import FakeKernel, FakeTimer, linear_drift, step_drift
+from perfbench.testing.timers import FakeKernel, FakeTimer, linear_drift, step_drift
 
 FAST = SamplerConfig(min_pairs=10, max_pairs=40, warmup_s=0.0, min_block_s=0.001, target_rel_ci=0.0)
 

@@ -2,10 +2,10 @@
 from perfbench.cli.report import selfcheck_table
 from perfbench.device.device_session import describe
 from perfbench.device.environment import environment_report
-from perfbench.device.nvml import FakeGpu, FakeNvml
+from perfbench.testing.fake_nvml import FakeNvml, FakeNvmlDevice
 from perfbench.selfcheck.backend import Backend
 from perfbench.selfcheck.run import SelfcheckConfig, plot, run_selfcheck
-from perfbench.timing.timers import FakeKernel, FakeTimer
+from perfbench.testing.timers import FakeKernel, FakeTimer
 
 
 class FakeLoad:
@@ -36,7 +36,7 @@ def fake_cuda_backend() -> Backend:
 def test_cuda_path_with_fakes(tmp_path, monkeypatch):
     import perfbench.device.device_session as session
 
-    gpu = FakeGpu(name="Fake H200")
+    gpu = FakeNvmlDevice(name="Fake H200")
     monkeypatch.setattr(session, "cuda_pci_bus_id", lambda device: gpu.pci_bus_id)
     report = run_selfcheck(fake_cuda_backend(), SelfcheckConfig(quick=True),
                            env=lambda: {"gpu": describe("cuda:0", nvml_factory=lambda: FakeNvml(gpu)),
@@ -64,9 +64,9 @@ def test_cuda_path_with_fakes(tmp_path, monkeypatch):
 def test_describe_reads_fake_nvml_by_bus_id(monkeypatch):
     import perfbench.device.device_session as session
 
-    gpu = FakeGpu(name="Fake H200", pci_bus_id="00000000:09:00.0")
+    gpu = FakeNvmlDevice(name="Fake H200", pci_bus_id="00000000:09:00.0")
     monkeypatch.setattr(session, "cuda_pci_bus_id", lambda device: "00000000:09:00.0")
-    d = describe("cuda:0", nvml_factory=lambda: FakeNvml(FakeGpu(pci_bus_id="00000000:01:00.0"), gpu))
+    d = describe("cuda:0", nvml_factory=lambda: FakeNvml(FakeNvmlDevice(pci_bus_id="00000000:01:00.0"), gpu))
     assert d["name"] == "Fake H200" and d["sm_mhz"] == gpu.sm_mhz and d["reasons"] == []
 
 

@@ -1,5 +1,5 @@
 """Decision-aware stopping (core/stopping.py): the rule's boundaries exactly, where it may look,
-and its error rate on seeded FakeTimer scores (timing/simulate.py)."""
+and its error rate on seeded FakeTimer scores (perfbench/testing/simulate.py)."""
 import pytest
 
 import math
@@ -8,7 +8,7 @@ from perfbench.core.results import PairedSamples
 from perfbench.core.stats import Estimate
 from perfbench.core.stopping import StoppingRule, interim_decision
 from perfbench.timing.sampler import SamplerConfig
-from perfbench.timing.simulate import SimulatedHost, simulated_score
+from perfbench.testing.simulate import SimulatedHost, simulated_score
 
 def ci(low, high):
     return Estimate(math.sqrt(low * high), low, high, 0.95)

@@ -152,7 +152,7 @@ def test_a_blocks_inputs_start_at_an_in_page_offset_drawn_from_its_seed():
 
 def test_an_in_process_block_calls_its_maker_with_a_new_seed_per_call():
     from perfbench.timing.inprocess import InProcessSide
-    from perfbench.timing.timers import FakeKernel, FakeTimer
+    from perfbench.testing.timers import FakeKernel, FakeTimer
 
     seeds = []
     side = InProcessSide("b", FakeKernel("b", 1e3), lambda s: seeds.append(s) or (), FakeTimer(seed=1))

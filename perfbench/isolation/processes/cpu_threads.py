@@ -18,7 +18,7 @@ from ...core.host import openmp_runtime
 # Variables that size a thread pool: all set to the task's thread count.
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 # Variables that change how the OpenMP runtime waits: never taken from the scorer's environment
-# (isolation/processes/worker_handle.py removes them); the task may set the policy.  Recorded in the verdict.
+# (isolation/processes/worker_client.py removes them); the task may set the policy.  Recorded in the verdict.
 WAIT_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
 CPUS_VAR = "PERFBENCH_CPUS"
 

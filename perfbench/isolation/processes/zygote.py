@@ -1,5 +1,5 @@
 """The zygote: one warmed interpreter per side of a score, from which each worker process is
-forked (`python -m perfbench.isolation.processes.zygote FD`, started by zygote_handle.ForkServer; or a
+forked (`python -m perfbench.isolation.processes.zygote FD`, started by fork_server.ForkServer; or a
 child of a warm parent that entered the zygote's sandbox itself and calls `serve`,
 warm_parent.py).
 

@@ -23,7 +23,7 @@ _DTYPES = {str(d).replace("torch.", ""): d for d in (
 
 
 class Op(str, Enum):
-    """The requests a scorer sends a worker: one name for both ends (processes/worker_handle.py sends them,
+    """The requests a scorer sends a worker: one name for both ends (processes/worker_client.py sends them,
     worker.py's `handlers` answers each).  A str, so it is its own JSON."""
 
     PING = "ping"

@@ -1,5 +1,5 @@
 """What the CUDA event timer (timer.py) needs of a GPU, as a Protocol: `TorchGpu` (torch_gpu.py)
-is the real one, `FakeGpu` (fake_gpu.py) the one tests drive; and the error a call that cannot
+is the real one, `FakeGpu` (perfbench/testing/fake_gpu.py) the one tests drive; and the error a call that cannot
 be captured into a CUDA graph raises in either.  Below all three, so none imports another."""
 from __future__ import annotations
 

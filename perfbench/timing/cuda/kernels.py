@@ -15,8 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from types import SimpleNamespace
 
-STATUS_RELEASED = 1
-STATUS_TIMED_OUT = 2
+STATUS_TIMED_OUT = 2   # the hold kernel's status word when no release came (1: released)
 
 
 @lru_cache(maxsize=1)

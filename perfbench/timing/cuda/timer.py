@@ -49,6 +49,7 @@ class CudaEventTimer:
     """Events around each call on a held stream; see the module docstring."""
 
     name = "cuda_events"
+    simulated = False
 
     def __init__(self, device: str = "cuda", *, mode: str = "events", hold_timeout_s: float = HOLD_TIMEOUT_S,
                  gpu: Gpu | None = None, digests: bool = True):

@@ -1,7 +1,7 @@
 """`TorchGpu`: the timer's device operations on a real CUDA device, through torch and Triton.
 
 Only constructed on a machine with a CUDA device; every branch of the timer that uses it is also
-exercised on the CPU with `FakeGpu` (timing/cuda/fake_gpu.py).
+exercised on the CPU with `FakeGpu` (perfbench/testing/fake_gpu.py).
 """
 from __future__ import annotations
 

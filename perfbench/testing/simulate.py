@@ -13,8 +13,8 @@ import numpy as np
 from ..core import stats
 from ..core.results import PairedSamples
 from ..core.stopping import StoppingRule, interim_decision
-from .inprocess import InProcessSide
-from .sampler import SamplerConfig, sample_pairs
+from ..timing.inprocess import InProcessSide
+from ..timing.sampler import SamplerConfig, sample_pairs
 from .timers import FakeKernel, FakeTimer
 
 

@@ -31,7 +31,7 @@ from .launch import interpreter_pid, kill_group, spawn
 from .log_tail import LogTail
 
 if TYPE_CHECKING:
-    from .zygote_handle import ForkServer
+    from .fork_server import ForkServer
 
 MAX_BLOB_BYTES = 1 << 31
 MAX_MESSAGE_CHARS = 2000
@@ -58,7 +58,7 @@ class WorkerClient:
     always, with a cpuset of `threading`'s cores; the namespaces and dropped privileges for
     untrusted workers); `hide` names trusted files the worker must not read, `expose` the files
     it must (the candidate, the task) when the scorer's home is hidden from it.  What was active is in `isolation` after `start()`.
-    With `server`, the worker is forked from that zygote (zygote_handle.py) instead of started as
+    With `server`, the worker is forked from that zygote (fork_server.py) instead of started as
     a fresh interpreter: it runs in the zygote's sandbox, in a cgroup of its own.
     """
 

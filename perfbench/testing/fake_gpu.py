@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from .gpu import GraphUnavailable
+from ..timing.cuda.gpu import GraphUnavailable
 
 
 @dataclass
