@@ -24,23 +24,21 @@ from typing import Sequence
 import numpy as np
 
 # The measurement protocol an s_ref is comparable within (bench_configs records it; `score` warns
-# when an s_ref came from another).  1: pairs AB, BA, AB, ...; the plain median of the pairs'
-# ratios.  2 (perfbench 0.2.0): orders drawn per quad; the scorer's work at the pair boundary;
-# each process's period effect removed from its pairs' ratios.  3: the workers' untimed work
-# before each block costs alike on both sides (#38: the child-process tripwire scanned /proc,
-# ~1 ms more in the baseline's PID namespace than in the candidate's sandbox, and the baseline's
-# first block of a pair read ~2% slower for it; speedups moved by -1.6%, SE 1.0%).  4: no
-# timed pair runs in the workers that ran the gate and the baseline alone (their histories
-# differ); row_softmax's solution: process 0 no longer reads 8% above the later ones, the CI's
-# median half-width 12.3% -> 7.4%, speedups +3.7% (SE 1.6%).  5: each timed block's inputs start
-# at an in-page offset drawn from its seed, not on a page boundary (arena.in_page_start): the
-# aligned inputs made row_softmax's five-pass baseline ~10% slower than at other offsets (4K
-# aliasing with its heap temporaries), the fused solution ~2%; speedups -11.5% (SE 1.1%).
+# when an s_ref came from another).  Each version changed what a speedup reads; what each moved
+# is in benchmarks/RESULTS.md, "The protocol versions, measured".
+# 1: pairs AB, BA, AB, ...; the plain median of the pairs' ratios.
+# 2: orders drawn per quad; the scorer's work at the pair boundary; each process's period effect
+#    removed from its pairs' ratios.
+# 3: the workers' untimed work before each block costs alike on both sides (the child-process
+#    tripwire's /proc scan cost more in the baseline's PID namespace than in the sandbox).
+# 4: no timed pair runs in the workers that ran the gate and the baseline alone (their
+#    histories differ).
+# 5: each timed block's inputs start at an in-page offset drawn from its seed, not on a page
+#    boundary (arena.in_page_start): one fixed alignment measures every kernel at one point of
+#    4K aliasing with its heap temporaries.
 # 6: the period effect removed is half the difference of the two orders' medians, not means
-# (period_shift): a few blocks that a competing load stretched 10x moved the means' estimate by
-# tens of percent and every pair with it; an A/A with a load step half-way (benchmarks/drift.py)
-# read a median |ln s| of 2.2% and up to 35% with means, 1.0% and at most 6.5% with medians, on
-# the same samples.  Without heavy tails the two agree (benchmarks/RESULTS.md has the figures).
+#    (period_shift): a few blocks a competing load stretched moved the means, and every pair
+#    with them.
 PROTOCOL_VERSION = 6
 
 

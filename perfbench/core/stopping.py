@@ -4,10 +4,9 @@ A score splits its pairs between fresh worker processes (docs/verdict.md, "proce
 includes the variance between them only from the second process on.  So the run may stop early
 only at a process boundary, never inside one, and only once `min_processes` (default 3) have
 measured: the verdict publishes the speedup beside the reward, and on a 2-core VM the variance
-between processes dominates its error.  An A/A score of row_softmax stopped after 2 processes of 20
-pairs read a median |ln s| of 1.36% (8 scores); after 3 processes 0.83% (#38, benchmarks/RESULTS.md,
-2026-12-05 afternoon).  With the default 3 processes a score therefore measures them all; the
-rule saves processes from the fourth on.  The decisions, on the CI of every pair so far:
+between processes dominates its error, which two processes estimate with one degree of freedom
+(benchmarks/RESULTS.md, "Why an early stop leaves 3 processes").  With the default 3 processes a
+score therefore measures them all; the rule saves processes from the fourth on.  The decisions, on the CI of every pair so far:
 
 - `r_perf_zero`: the speedup's CI lies entirely at or below s_ref (R_perf = 0 whatever more pairs say);
 - `r_perf_one`: the CI lies entirely at or above s_ref**2 (R_perf = 1);

@@ -331,11 +331,10 @@ class TimingRun:
         the candidate's correctness gate.  Returns the gate's failures, or None.
 
         Its workers are closed, not timed: each ran work the other did not (the gate's calls,
-        the blocks alone).  Timed in these workers, process 0 of row_softmax's solution read 8%
-        above the later processes on average, and the CI (which covers the spread between
-        processes) was 12.3% wide either side instead of 7.4% (8 scores each way; #38,
-        benchmarks/RESULTS.md, 2026-12-04).  So every timed pair runs in two workers that did
-        the same things before it."""
+        the blocks alone), and a process timed in them read apart from the later ones, which
+        widened the CI that covers the spread between processes (benchmarks/RESULTS.md, "The
+        protocol versions, measured", 4).  So every timed pair runs in two workers that did the
+        same things before it."""
         su = self.setup
         with self._started(None, "the gate's") as w:
             self.say("timing the baseline alone")

@@ -1,11 +1,11 @@
 """A steady heap for the whole test process, so a saved run and today's run measure the same thing.
 
 glibc adjusts its mmap and trim thresholds as a process runs: in some processes a freed 256 KB
-output goes back to the OS and the next call page-faults it in again, in others it is reused.
-Measured here (torch row softmax, 128x512 float32, fresh inputs per call): 42 us in one process,
-150 us in the next, at random, which no threshold on an unpaired comparison can absorb (7 of 20
-unchanged runs failed against a saved run).  Fixing both thresholds at the start of the session
-gave 42 us in 8 of 8 processes.  Paired comparisons never needed it (both sides share the heap).
+output goes back to the OS and the next call page-faults it in again, in others it is reused, so
+one kernel reads several times slower in some processes than in others, at random: no threshold
+on an unpaired comparison absorbs that.  Fixing both thresholds at the start of the session makes
+every process reuse it (benchmarks/RESULTS.md, "The pytest plugin's steady heap").  Paired
+comparisons never needed it (both sides share the heap).
 """
 from __future__ import annotations
 

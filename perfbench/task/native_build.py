@@ -53,7 +53,7 @@ def _ninja_dir() -> str | None:
 
     Not whichever PATH finds first: two ninja versions read each other's build log as out of date,
     so a `make test` (the venv's bin first, ninja 1.13) after a bare `.venv/bin/python -m pytest`
-    (/usr/bin/ninja 1.11) rebuilt the kernels every time, 60-70 s each (measured 2026-12-02).
+    (/usr/bin/ninja 1.11) rebuilt the kernels every time, a minute each.
     """
     found = shutil.which("ninja", path=os.path.dirname(sys.executable)) or shutil.which("ninja")
     return os.path.dirname(found) if found else None
