@@ -21,10 +21,15 @@ from . import host
 KEEP_BYTES = 1 << 30
 
 
+def fix_thresholds(mmap_bytes: int, trim_bytes: int) -> bool:
+    """Fix glibc's mmap and trim thresholds for this process, which turns off their drift
+    (idempotent).  False where the C library is not glibc (no `mallopt`) or refuses."""
+    return host.mallopt(host.M_MMAP_THRESHOLD, mmap_bytes) and host.mallopt(host.M_TRIM_THRESHOLD, trim_bytes)
+
+
 def keep_freed_memory() -> bool:
-    """Set glibc's mmap and trim thresholds for this process (idempotent).  False where the C
-    library is not glibc (no `mallopt`), which only costs speed."""
-    return host.mallopt(host.M_MMAP_THRESHOLD, KEEP_BYTES) and host.mallopt(host.M_TRIM_THRESHOLD, KEEP_BYTES)
+    """The scorer's thresholds (KEEP_BYTES both); False only costs speed."""
+    return fix_thresholds(KEEP_BYTES, KEEP_BYTES)
 
 
 def release_freed_memory() -> None:

@@ -9,7 +9,7 @@ comparisons never needed it (both sides share the heap).
 """
 from __future__ import annotations
 
-from ..core import host
+from ..core import heap, host
 
 MMAP_THRESHOLD = 64 << 20   # allocations below this come from the heap, and are reused
 TRIM_THRESHOLD = 128 << 20  # free memory at the heap's top is kept up to this
@@ -20,6 +20,6 @@ def steady_heap() -> str:
     "steady" or "system (why)"."""
     if host.function("mallopt") is None:
         return "system (no glibc mallopt here)"
-    if not host.mallopt(host.M_MMAP_THRESHOLD, MMAP_THRESHOLD) or not host.mallopt(host.M_TRIM_THRESHOLD, TRIM_THRESHOLD):
+    if not heap.fix_thresholds(MMAP_THRESHOLD, TRIM_THRESHOLD):
         return "system (mallopt refused)"
     return "steady"

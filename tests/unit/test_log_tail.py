@@ -40,3 +40,11 @@ def test_close_stops_the_reader_even_while_a_writer_holds_the_pipe():
     log.close()
     assert log.tail() == "hello" and not log._thread.is_alive()
     os.close(keep)
+
+
+def test_a_lost_process_is_described_by_its_last_line_of_output():
+    from perfbench.isolation.processes.launch import last_output
+
+    assert last_output("starting\nTraceback ...\nValueError: bad\n\n") == "; last output: ValueError: bad"
+    assert last_output("x" * 300) == "; last output: " + "x" * 200
+    assert last_output(" \n") == ""

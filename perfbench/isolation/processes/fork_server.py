@@ -31,7 +31,7 @@ from ...core.procfs import host_pid_of, pid_alive
 from ..sandbox.plan import SandboxPlan, plan_forked, plan_sandbox, worker_log_dir
 from ..sandbox.orphan_guard import guard
 from .cpu_threads import CpuThreading
-from .launch import interpreter_pid, kill_group, read_tail, spawn
+from .launch import interpreter_pid, kill_group, last_output, read_tail, spawn
 from .warm_parent_handle import PendingZygote, PidfdProcess
 from .zygote import MAX_MESSAGE
 
@@ -112,8 +112,7 @@ class ForkServer:
     def _lost(self, what: str) -> Exception:
         """The zygote stopped answering.  Before any worker ran it is the machine's problem; after,
         the workers it forked are the only processes that could have reached it."""
-        said = self.log_tail(300).strip().splitlines()
-        msg = f"{self.label}'s fork server {what}" + (f"; last output: {said[-1][:200]}" if said else "")
+        msg = f"{self.label}'s fork server {what}" + last_output(self.log_tail(300))
         if not self.forks:
             return EnvironmentUnavailable(msg)
         return CandidateRejected("candidate.crashed" if self.untrusted else "tamper.baseline_interference", msg)

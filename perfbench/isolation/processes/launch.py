@@ -71,6 +71,13 @@ def read_tail(path: Path, limit: int) -> str:
         return ""
 
 
+def last_output(tail: str) -> str:
+    """"; last output: LINE" for a message that says why a process was lost (its log's last
+    non-empty line, at most 200 characters), or "" when it said nothing."""
+    lines = tail.strip().splitlines()
+    return f"; last output: {lines[-1][:200]}" if lines else ""
+
+
 def kill_group(plan: SandboxPlan, proc: Any) -> None:
     """SIGKILL everything in the plan's cgroup (whatever it forked, setsid or not) and the
     process's group, and reap the process."""

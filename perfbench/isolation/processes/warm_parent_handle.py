@@ -32,7 +32,7 @@ from ..sandbox.orphan_guard import guard
 from ..sandbox.plan import SandboxPlan, worker_log_dir
 from ..sandbox.worker_view import WorkerView
 from .cpu_threads import CpuThreading
-from .launch import child_env, kill_group, read_tail, spawn
+from .launch import child_env, kill_group, last_output, read_tail, spawn
 from .warm_parent import MAX_REQUEST
 
 UNKNOWN_EXIT = 255   # a zygote's exit status belongs to the warm parent, which reaps it
@@ -169,8 +169,7 @@ class WarmParent:
         return self._replies.pop(req_id)
 
     def _lost(self, what: str) -> EnvironmentUnavailable:
-        said = read_tail(self.log_path, 300).strip().splitlines()
-        return EnvironmentUnavailable(f"warm parent {what}" + (f"; last output: {said[-1][:200]}" if said else ""))
+        return EnvironmentUnavailable(f"warm parent {what}" + last_output(read_tail(self.log_path, 300)))
 
     def close(self) -> None:
         if self.proc.poll() is None:

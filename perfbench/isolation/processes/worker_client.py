@@ -27,7 +27,7 @@ from ..sandbox.plan import Isolation, SandboxPlan, isolation_from_probe, plan_sa
 from ..wire.arena import SharedArena
 from ..wire.protocol import Op, ProtocolError, recv
 from .cpu_threads import CpuThreading
-from .launch import interpreter_pid, kill_group, spawn
+from .launch import interpreter_pid, kill_group, last_output, spawn
 from .log_tail import LogTail
 
 if TYPE_CHECKING:
@@ -216,8 +216,7 @@ class WorkerClient:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.proc.returncode
-        last = self.log_tail(400).strip().splitlines()
-        said = f"; last output: {last[-1][:200]}" if last else ""
+        said = last_output(self.log_tail(400))
         cgroup = self.plan.cgroup
         if cgroup is not None and cgroup.oom_kills():   # the kernel killed it (or one of its processes)
             limit = cgroup.memory_max
