@@ -94,7 +94,7 @@ def main() -> int:
     from perfbench.timing.cuda.timer import CudaEventTimer
     from perfbench.timing.flush import cuda_l2_flusher
     from perfbench.timing.sampler import SamplerConfig
-    from perfbench.timing.side_streams import outside_window, profile_timed_call
+    from perfbench.timing.cuda.side_streams import outside_window, profile_timed_call
 
     rows, details = [], {}
 

@@ -32,7 +32,7 @@ from ..task.correctness import Failure
 from ..task.program import TaskProgram
 from ..task.spec import FORMAT_DIR, FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
 from ..task.timed_files import timed_files_digest
-from ..timing.modes import choose_mode
+from ..timing.cuda.modes import choose_mode
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
 from .baseline_pool import BaselinePool

@@ -7,7 +7,7 @@ freezes the other worker meanwhile, (2) refuses reported times the wall clock ca
 and (3) for the candidate, picks one iteration *after* the block (in the first blocks and a
 random share of the rest) and checks its output against the reference on inputs it regenerates
 itself, and (4) against the digest the timed stream took of it at the end event (a later write:
-tamper.side_stream; timing/checksum.py).  The event times still come from the candidate's
+tamper.side_stream; timing/cuda/checksum.py).  The event times still come from the candidate's
 process: docs/security.md says what that leaves open and the plan for it.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..isolation.processes.worker_client import WorkerClient
 from ..isolation.wire.protocol import Op, ProtocolError, decode_values
 from ..task.correctness import OutputRecord, Tolerance
 from ..task.program import TaskProgram
-from ..timing.checksum import digest_pair
+from ..timing.cuda.checksum import digest_pair
 from ..core.score_key import iteration_seed
 from .contract_blocks import ContractBlocks, rejection
 from .output_checks import reply_budget, reported_block_ns, should_check, verify_call

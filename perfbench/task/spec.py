@@ -21,7 +21,7 @@ from .gpumode import FORMAT_GPUMODE
 from .gpumode import is_problem_dir as is_gpumode_dir
 from .gpumode import load as load_gpumode
 
-# How a CUDA task's calls may be timed (timing/modes.py chooses among them): part of the format.
+# How a CUDA task's calls may be timed (timing/cuda/modes.py chooses among them): part of the format.
 TIMING_MODES = ("events", "graph", "auto")
 
 KINDS = ("perf", "impl")

@@ -24,7 +24,7 @@ class BlockTiming:
     host_ns: float | None = None   # the block on the host's clock, where the timer is not it
     mode: str | None = None        # how a CUDA block was timed (events, events-unheld, graph)
     digests: tuple | None = None   # CUDA: per call, per output, (sum, weighted sum) of its bytes at
-                                   # the end event (timing/checksum.py); None where not taken
+                                   # the end event (timing/cuda/checksum.py); None where not taken
 
 
 class Timer(Protocol):

@@ -10,8 +10,8 @@ from perfbench.device.clock_probe import ClockProbeReadings, ProbedMonitor, prob
 from perfbench.sides.cuda_side import _host_block_ns
 from perfbench.testing.fake_gpu import FakeGpu
 from perfbench.timing.cuda.timer import CudaEventTimer
-from perfbench.timing.modes import choose_mode
-from perfbench.timing.side_streams import activities_from_trace, outside_window
+from perfbench.timing.cuda.modes import choose_mode
+from perfbench.timing.cuda.side_streams import activities_from_trace, outside_window
 
 LAUNCH_NS = 20_000.0   # host launch latency the held stream must hide
 KERNEL_NS = 5_000.0

@@ -1,4 +1,4 @@
-"""The CUDA timer's end-of-window digests (timing/checksum.py), on the simulated stream: an
+"""The CUDA timer's end-of-window digests (timing/cuda/checksum.py), on the simulated stream: an
 output written after the end event is `tamper.side_stream`; an honest one passes."""
 import pytest
 import torch
@@ -6,8 +6,8 @@ import torch
 from perfbench.core.errors import CandidateRejected
 from perfbench.isolation.wire.protocol import decode_values, encode_values
 from perfbench.sides.cuda_side import check_end_digests
-from perfbench.timing import checksum
-from perfbench.timing.checksum import digest_pair
+from perfbench.timing.cuda import checksum
+from perfbench.timing.cuda.checksum import digest_pair
 from perfbench.testing.fake_gpu import FakeGpu
 from perfbench.timing.cuda.timer import CudaEventTimer
 

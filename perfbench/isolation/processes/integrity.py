@@ -13,7 +13,8 @@ from typing import Any
 
 import torch
 
-from ...timing import checksum, timers
+from ...timing import timers
+from ...timing.cuda import checksum
 from ...timing.cuda import timer as cuda
 
 

@@ -292,7 +292,7 @@ class _WorkerState:
 
     def profile(self, req: dict[str, Any]) -> tuple[dict, list]:
         """One timed call under the profiler: the device work it did outside the timed window."""
-        from ...timing.side_streams import outside_window, profile_timed_call
+        from ...timing.cuda.side_streams import outside_window, profile_timed_call
 
         inputs = self.program.make_inputs(req["seed"], req["size"])
         try:
@@ -311,7 +311,7 @@ class _WorkerState:
         k = req["index"]
         out_meta, out_blobs = encode_values(as_outputs(outputs[k]), inputs[k])
         in_meta, in_blobs = encode_values(list(inputs[k]))
-        # What the timed stream saw of each output at the end event (CUDA; timing/checksum.py).
+        # What the timed stream saw of each output at the end event (CUDA; timing/cuda/checksum.py).
         reply = {"outputs": out_meta, "inputs": in_meta, "digests": list(digests[k]) if digests else None}
         return reply, out_blobs + in_blobs
 

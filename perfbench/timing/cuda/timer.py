@@ -15,7 +15,7 @@ a device-wide synchronize after each call) against its event time (tamper.unacco
 one profiled call per size in the gate (side_streams.py).
 
 Right after the end event, still on S and still held, the timer enqueues a digest of each output
-(timing/checksum.py): the bytes as they stand when the window closes.  The scorer digests the
+(timing/cuda/checksum.py): the bytes as they stand when the window closes.  The scorer digests the
 output it fetches; a difference is work that wrote the output after the window
 (`tamper.side_stream`), which the profiled gate call cannot catch in a candidate that behaves
 while profiled.
@@ -35,8 +35,8 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
 from ...task.output_signature import as_outputs
-from ..checksum import digest, digestible
-from ..modes import EVENT_RESOLUTION_NS
+from .checksum import digest, digestible
+from .modes import EVENT_RESOLUTION_NS
 from ..timers import BlockTiming
 from .gpu import GraphUnavailable, Gpu
 

@@ -12,7 +12,7 @@ import os
 from contextlib import AbstractContextManager
 from typing import Any, Callable
 
-from .. import checksum
+from . import checksum
 from . import kernels as cuda_kernels
 from .gpu import GraphUnavailable
 

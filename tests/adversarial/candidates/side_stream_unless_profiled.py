@@ -1,7 +1,7 @@
 """CUDA only: honest while a profiler watches (the gate's side-stream check profiles one call per
 size), otherwise its work on a side stream that starts with the timed window, so that the output
 is written only after the end event.  The end-of-window digest catches what the profile never
-saw (timing/checksum.py)."""
+saw (timing/cuda/checksum.py)."""
 import torch
 
 _side = torch.cuda.Stream() if torch.cuda.is_available() else None

@@ -2,7 +2,7 @@
 the modes a task may ask for (their names are part of the task format, tasks.TIMING_MODES)."""
 from __future__ import annotations
 
-from ..task.spec import TIMING_MODES as MODES
+from ...task.spec import TIMING_MODES as MODES
 
 # CUDA event timestamps resolve ~0.5 us (CUDA programming guide).
 EVENT_RESOLUTION_NS = 500.0

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .cuda.timer import CudaEventTimer
+from .timer import CudaEventTimer
 
 HOLD_KERNEL = "perfbench_hold"
 END_KERNEL = "perfbench_window_end"
