@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from perfbench.pipeline.score import ScoreConfig, score
-from perfbench.sides import cpu_side as arena_side
+from perfbench.sides import cpu_side
 
 REPO = Path(__file__).resolve().parents[1]
-_timed_request = arena_side.ArenaSide._timed_request
+_timed_request = cpu_side.ArenaSide._timed_request
 
 
 def variant(name: str, settle_s: float):
@@ -40,13 +40,13 @@ def variant(name: str, settle_s: float):
 
 
 def one(task: Path, name: str, settle_s: float) -> dict:
-    arena_side.ArenaSide._timed_request = variant(name, settle_s)
+    cpu_side.ArenaSide._timed_request = variant(name, settle_s)
     try:
         t0 = time.perf_counter()
         r = score(task, task / "baseline.py", ScoreConfig())
         wall = time.perf_counter() - t0
     finally:
-        arena_side.ArenaSide._timed_request = _timed_request
+        cpu_side.ArenaSide._timed_request = _timed_request
     c = r.comparison
     p = c.summary.period
     return {"s": c.speedup, "ci": c.ci, "period": p.first_over_second if p else float("nan"), "wall": wall}

@@ -9,9 +9,7 @@ from ..core.results import PairedSamples
 from ..device.clocks import ClockControl
 from ..isolation.processes.cpu_threads import CpuThreading
 from ..isolation.processes.worker_client import WorkerClient
-from ..isolation.wire.protocol import Op
 from ..sides.build import Side
-from ..task.spec import TaskSpec
 from ..timing.sampler import SamplerConfig, grown_iters
 from .config import ScoreConfig
 
@@ -26,22 +24,6 @@ def isolation_record(cand: WorkerClient, cfg: ScoreConfig, nondumpable: bool) ->
     record = dict(iso.to_dict(), scorer_nondumpable=nondumpable,
                   startup_ms=round(cand.startup_s * 1e3, 1) if cand.startup_s is not None else None)
     return record, tuple(f"sandbox layer missing: {m}" for m in missing)
-
-
-def side_stream_gate(cand: WorkerClient, spec: TaskSpec, seed: int, timeout_s: float) -> tuple[str, ...]:
-    """One profiled timed call per size: device work outside the timed window is
-    `tamper.side_stream`.  Returns warnings where the profile could not tell."""
-    warnings = []
-    for size in spec.sizes:
-        header, _ = cand.request(Op.PROFILE, timeout_s * 4, seed=seed, size=size)
-        findings = header.get("findings")
-        if findings is None:
-            warnings.append(f"side-stream check could not run for size {size!r}: the profile held no timing "
-                            f"window ({header.get('activities')} device activities)")
-        elif findings:
-            raise CandidateRejected("tamper.side_stream", f"size {size!r}: {findings[0]}"
-                                    + (f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""))
-    return tuple(warnings)
 
 
 def clock_warnings(device: str, control: ClockControl, samples: PairedSamples) -> tuple[str, ...]:

@@ -24,7 +24,6 @@ from ..core.stopping import StoppingRule, interim_decision
 from ..device.device_session import device_session
 from ..device.fingerprint import fingerprint
 from ..isolation.processes.worker_client import WorkerClient
-from ..isolation.wire.protocol import Op
 from ..sides.build import Side, SideSettings, build_sides
 from ..sides.contract_blocks import ContractBlocks, pair_end
 from ..task import bench_configs
@@ -32,14 +31,13 @@ from ..task.correctness import Failure
 from ..task.program import TaskProgram
 from ..task.spec import FORMAT_DIR, FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
 from ..task.timed_files import timed_files_digest
-from ..timing.cuda.modes import choose_mode
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
 from .baseline_pool import BaselinePool
 from .config import RunSetup, ScoreConfig
 from .gate import gate_with_contract, load_side, task_tolerance
 from .process_checks import (baseline_alone, block_diagnostics, check_tampering, clock_warnings, isolation_record,
-                             merge_diagnostics, side_stream_gate)
+                             merge_diagnostics)
 from .sandboxes import ScorerStart
 from .workers import ForkedWorkers, Workers
 
@@ -174,11 +172,11 @@ def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dic
                              "so it is reported, not scored",)
     comparison = ComparisonResult(
         baseline=str(setup.baseline_file), candidate=str(setup.cand_path), device=device,
-        timer="cuda_events" if device.startswith("cuda") else "scorer_wall_clock", seed=master,
+        timer=run.timer, seed=master,
         samples=samples, fingerprint=fp,
         config=dict(sampler_cfg.to_dict(), processes=cfg.processes, confidence=rule.reported_confidence(decision)),
         extra={"baseline_alone_ns": run.before, "timed_output_checks": run.timed_checks,
-               "timing_mode_requested": spec.timing_mode if device.startswith("cuda") else None,
+               "timing_mode_requested": spec.timing_mode if run.timing_mode is not None else None,
                "candidate_blocks": run.candidate_blocks, "process_seconds": run.process_seconds,
                "stopping": dict(rule.to_dict(), decision=decision, processes_run=len(run.parts)),
                "package_sources": {side: {src.name: str(src.tree) for src in sources} for side, sources in
@@ -245,6 +243,7 @@ class TimingRun:
         self.process_seconds: list[dict[str, float]] = []
         self.logs: dict[str, str] = {}
         self.timing_mode: str | None = None   # CUDA: chosen in process 0 (task mode, or auto)
+        self.timer: str | None = None         # what times the blocks (the sides', Side.timer)
         self.warnings: list[str] = []          # for the verdict, in the order found, each once
         self.isolation: dict | None = None     # the candidate's sandbox, as process 0 found it
         self.clock_control: dict | None = None  # the last process's clock control
@@ -261,16 +260,6 @@ class TimingRun:
         if self.contract is not None:
             base["contract"] = dict(self.contract, blocks=self.contract.get("blocks", 0) + self.contract_blocks)
         base["warnings"] += tuple(w for w in self.warnings if w not in base["warnings"])
-
-    def _choose_timing_mode(self, base_w: WorkerClient) -> None:
-        """CUDA: the task's timing mode; "auto" decides from the baseline's time alone."""
-        su = self.setup
-        if not su.device.startswith("cuda"):
-            return
-        per_call = statistics.median(self.before) if self.before else None
-        self.timing_mode = choose_mode(su.spec.timing_mode, per_call)
-        if self.timing_mode != "events":
-            base_w.request(Op.SET_MODE, su.cfg.call_timeout_s, mode=self.timing_mode)
 
     def _baseline_alone(self, base_side: Side) -> list[float]:
         if self.baselines is not None and self.baselines.alone_ns is not None:
@@ -339,7 +328,9 @@ class TimingRun:
         with self._started(None, "the gate's") as w:
             self.say("timing the baseline alone")
             self.before = self._baseline_alone(w.base_side)
-            self._choose_timing_mode(w.base_w)
+            self.timer = w.base_side.timer
+            self.timing_mode = w.base_side.choose_timing_mode(
+                su.spec.timing_mode, statistics.median(self.before) if self.before else None)
             if su.gate:   # (GPU MODE's later benchmarks: the baseline alone only)
                 cand_side = self._load_candidate(w)
                 self.say(f"correctness gate: {len(su.spec.sizes)} sizes x {len(gate_seeds)} seeds")
@@ -348,8 +339,7 @@ class TimingRun:
                     cand_side.gate_side())
                 if fails:
                     return fails
-                if su.device.startswith("cuda"):
-                    self._warn(side_stream_gate(w.cand, su.spec, gate_seeds[0], su.cfg.call_timeout_s))
+                self._warn(cand_side.gate_checks(su.spec.sizes, gate_seeds[0]))
         self.gated = True
         return None
 

@@ -12,6 +12,7 @@ from ..isolation.wire.arena import InputLayout
 from ..task.correctness import Tolerance
 from ..task.program import TaskProgram
 from ..task.spec import TaskSpec
+from ..timing import sampler as sampling   # (build_sides has a parameter named sampler)
 from ..timing.sampler import SamplerConfig
 from .cpu_side import ARENA_SLACK, ArenaSide, BlockInputs, map_arenas
 from .contract_blocks import ContractBlocks
@@ -31,21 +32,25 @@ class SideSettings:
     input_cores: tuple[int, ...] | None = None   # where the scorer may make inputs (None: anywhere)
 
 
-class Side(Protocol):
+class Side(sampling.Side, Protocol):
     """One worker's timed blocks, as the pipeline uses them whichever kind it has (`ArenaSide`
-    on the CPU, `WorkerSide` on CUDA): no caller asks which."""
+    on the CPU, `WorkerSide` on CUDA): no caller asks which.  The sampler needs only its
+    `run_block` (timing/sampler.Side, which in-process and served sides implement too)."""
 
     client: WorkerClient
     blocks: list[BlockWall]
     checks: int
     contract_blocks: int   # untimed contract blocks run (sides/contract_blocks.py)
     scorer_clocked: bool   # the scorer's clock timed each block (no unaccounted time to look for)
+    timer: str             # what timed the blocks, as the verdict names it
 
     def run_block(self, iters: int, seed: int) -> float: ...
     def end_pair(self) -> None: ...
     def contract_block(self, transform: str, iters: int, seed: int, plan: ContractBlocks) -> None: ...
     def finish(self) -> None: ...
     def gate_side(self) -> ArenaSide | None: ...
+    def gate_checks(self, sizes: tuple[str, ...], seed: int) -> tuple[str, ...]: ...
+    def choose_timing_mode(self, task_mode: str, per_call_ns: float | None) -> str | None: ...
     def monitor(self, dev: DeviceSession) -> BlockMonitor: ...
     def fallback_warnings(self) -> tuple[str, ...]: ...
     def pair_diagnostics(self, candidate: Side, iters: int) -> dict: ...

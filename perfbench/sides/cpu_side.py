@@ -147,6 +147,16 @@ class ArenaSide:
     # paid for, so there is no unaccounted time to look for (pipeline/process_checks.py).
     scorer_clocked = True
 
+    timer = "scorer_wall_clock"
+
+    def gate_checks(self, sizes: tuple[str, ...], seed: int) -> tuple[str, ...]:
+        """Nothing past the gate's calls: the scorer's clock leaves no device window to hide work from."""
+        return ()
+
+    def choose_timing_mode(self, task_mode: str, per_call_ns: float | None) -> None:
+        """None: one way to time a block on the CPU (timing modes are CUDA's)."""
+        return None
+
     def gate_side(self) -> "ArenaSide":
         """The gate's calls go through this side's arenas, as timed calls do (pipeline/gate.py)."""
         return self

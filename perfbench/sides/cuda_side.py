@@ -25,6 +25,7 @@ from ..isolation.wire.protocol import Op, ProtocolError, decode_values
 from ..task.correctness import OutputRecord, Tolerance
 from ..task.program import TaskProgram
 from ..timing.cuda.checksum import digest_pair
+from ..timing.cuda.modes import choose_mode
 from ..core.score_key import iteration_seed
 from .contract_blocks import ContractBlocks, rejection
 from .output_checks import reply_budget, reported_block_ns, should_check, verify_call
@@ -83,9 +84,34 @@ class WorkerSide:
     # baseline's to catch work hidden outside the events (pipeline/process_checks.py).
     scorer_clocked = False
 
+    timer = "cuda_events"
+
     def gate_side(self) -> None:
         """None: the worker encodes each gate call's outputs itself (pipeline/gate.py)."""
         return None
+
+    def gate_checks(self, sizes: tuple[str, ...], seed: int) -> tuple[str, ...]:
+        """One profiled timed call per size: device work outside the timed window is
+        `tamper.side_stream`.  Returns warnings where the profile could not tell."""
+        warnings = []
+        for size in sizes:
+            header, _ = self.client.request(Op.PROFILE, self.timeout_s * 4, seed=seed, size=size)
+            findings = header.get("findings")
+            if findings is None:
+                warnings.append(f"side-stream check could not run for size {size!r}: the profile held no timing "
+                                f"window ({header.get('activities')} device activities)")
+            elif findings:
+                raise CandidateRejected("tamper.side_stream", f"size {size!r}: {findings[0]}"
+                                        + (f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""))
+        return tuple(warnings)
+
+    def choose_timing_mode(self, task_mode: str, per_call_ns: float | None) -> str:
+        """The task's timing mode ("auto" decides from the baseline's time per call alone), set
+        in this side's worker where it is not the default "events"."""
+        mode = choose_mode(task_mode, per_call_ns)
+        if mode != "events":
+            self.client.request(Op.SET_MODE, self.timeout_s, mode=mode)
+        return mode
 
     def monitor(self, dev):
         """What watches the device per block: NVML's conditions and, on the baseline's side, the

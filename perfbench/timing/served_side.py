@@ -21,9 +21,12 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable
 
 from ..core.errors import PerfbenchError
+
+if TYPE_CHECKING:   # (a served worker need not import the sampler)
+    from .sampler import Side
 
 # A worker imports, collects and prepares (a first compile) before it answers; past this it
 # is reported as unavailable, never waited on forever.
@@ -36,10 +39,6 @@ class SideUnavailable(Exception):
 
 class Refused(Exception):
     """Raised by a worker's `start` to refuse, with the reason sent to the main process."""
-
-
-class BlockSide(Protocol):
-    def run_block(self, iters: int, seed: int) -> float: ...
 
 
 def send(f: BinaryIO, msg: dict[str, Any]) -> None:
@@ -142,7 +141,7 @@ class ServedSide:
         self._log.close()
 
 
-def serve(fd: int, hello: dict[str, Any], start: Callable[[dict[str, Any]], tuple[BlockSide | None, dict[str, Any]]]) -> None:
+def serve(fd: int, hello: dict[str, Any], start: Callable[[dict[str, Any]], tuple[Side | None, dict[str, Any]]]) -> None:
     """The worker's end: hello; `start(parameters)` gives the side to time (None: nothing to
     time, e.g. the gate failed) and what to report; then blocks until done or the main process
     has gone.  `start` raises `Refused` to refuse."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from perfbench.core.errors import CandidateRejected, EnvironmentUnavailable
-from perfbench.isolation.processes import fork_server as fork_server
+from perfbench.isolation.processes import fork_server
 from perfbench.isolation.processes.cpu_threads import CpuThreading
 from perfbench.isolation.processes.warm_parent_handle import WarmParent
 from perfbench.isolation.processes.worker_client import WorkerClient

@@ -142,7 +142,7 @@ def test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds
     CI: the t interval over 2 processes at 97.5% has t = 25.5, and the two processes' speedups
     differed enough to reach past 100) (core/stopping.py).  Each process times other inputs than the last: its own sampler seed,
     and not one block seed in common."""
-    import perfbench.pipeline.score_processes as timing_run
+    import perfbench.pipeline.score_processes as score_processes
     from perfbench.core import stats
 
     drawn = []   # per process: (the sampler's seed, the block seeds the baseline was handed)
@@ -153,8 +153,8 @@ def test_an_early_stop_reports_the_looks_ci_and_each_process_draws_its_own_seeds
         drawn.append((seed, blocks))
         return real(base_side, others, cfg, seed=seed, **kw)
 
-    real = timing_run.sample_interleaved
-    monkeypatch.setattr(timing_run, "sample_interleaved", recording)
+    real = score_processes.sample_interleaved
+    monkeypatch.setattr(score_processes, "sample_interleaved", recording)
     cfg = dataclasses.replace(QUICK, processes=3, s_ref=1e9, stop_early=True, stop_min_processes=2)
     r = score(TASK, FIX / "candidates" / "honest_fast.py", cfg)
     assert r.verdict == "scored", r.reasons

@@ -110,7 +110,7 @@ def test_a_timed_output_read_past_its_deadline_kills_the_worker_and_rejects(monk
     import numpy as np
 
     from perfbench.core.errors import CandidateRejected
-    from perfbench.sides import cpu_side as arena_side
+    from perfbench.sides import cpu_side
 
     class Client:
         worker_pid, killed = 12345, 0
@@ -125,9 +125,9 @@ def test_a_timed_output_read_past_its_deadline_kills_the_worker_and_rejects(monk
         seen["timeout_s"] = timeout_s
         raise arena.MemoryReadTimeout(f"reading {nbytes} bytes at {address:#x} took over {timeout_s:g} s")
 
-    monkeypatch.setattr(arena_side, "read_process_memory", blocked)
+    monkeypatch.setattr(cpu_side, "read_process_memory", blocked)
     client = Client()
-    side = arena_side.ArenaSide(client, None, None, [torch.zeros(4)], 1 << 40, 7.5)
+    side = cpu_side.ArenaSide(client, None, None, [torch.zeros(4)], 1 << 40, 7.5)
     record = np.zeros(arena.RECORD_INTS, dtype=np.int64)
     record[0], record[1] = arena.KIND_EXPECTED, 1 << 20
     with pytest.raises(CandidateRejected) as exc:

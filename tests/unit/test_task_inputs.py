@@ -10,7 +10,7 @@ import torch
 
 from perfbench.core.errors import UsageError
 from perfbench.isolation.wire.arena import in_page_start
-from perfbench.task import program as task_runtime
+from perfbench.task import program as program_module
 from perfbench.task.program import TaskProgram
 from perfbench.task.spec import load_task
 
@@ -48,7 +48,7 @@ CORES = [7, 3]
 
 @pytest.fixture
 def pinned(monkeypatch):
-    monkeypatch.setattr(task_runtime, "THREADED_INPUTS_MIN_S", 0.0)
+    monkeypatch.setattr(program_module, "THREADED_INPUTS_MIN_S", 0.0)
     calls = []
     monkeypatch.setattr(os, "sched_setaffinity", lambda pid, cores: calls.append(
         (threading.current_thread().name, pid, sorted(cores))))
@@ -81,7 +81,7 @@ def test_threads_after_a_first_serial_call_each_pinned_to_the_cores_given(tmp_pa
     (GLOBAL_RNG, CORES, 0.0),          # threads would race on torch's global RNG
 ])
 def test_made_serially_on_the_scorers_own_thread(tmp_path, pinned, monkeypatch, seeding, cores, min_s):
-    monkeypatch.setattr(task_runtime, "THREADED_INPUTS_MIN_S", min_s)
+    monkeypatch.setattr(program_module, "THREADED_INPUTS_MIN_S", min_s)
     program = _program(tmp_path, seeding)
     for _ in range(3):
         program.make_inputs_many([1, 2, 3, 4], "medium", cores)
