@@ -139,7 +139,8 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--budget", type=float, default=None, help="Time budget for timing, seconds.")
 @click.option("--processes", type=int, default=None,
               help="Fresh worker pairs the pairs are split between (default 3, all measured; with more, a "
-                   "score whose reward is settled stops after the third or a later one; docs/verdict.md).")
+                   "score stops after the third or a later one once its reward is settled or its CI "
+                   "reached --ci-target; docs/verdict.md).")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               help="KernelBench problems: override a module-level constant (e.g. batch_size=16).")
 @click.option("--s-ref", "s_ref", default="auto", show_default=True, metavar="NUMBER|auto|live|table",
