@@ -1,4 +1,4 @@
-"""What `heap.keep_freed_memory` saves the scorer per timed block (perfbench/core/heap.py).
+"""What `heap.keep_freed_memory` saves the scorer per timed block (perfbench/system/heap.py).
 
 Times, in one fresh process per mode, the scorer's own work on a row_softmax-sized block: the
 task's input maker (4M-element `torch.randn`), a float64 upcast and the float64 softmax oracle,
@@ -15,7 +15,7 @@ import sys
 CHILD = r"""
 import json, sys, time
 import torch
-from perfbench.core import heap
+from perfbench.system import heap
 if sys.argv[1] == "kept":
     assert heap.keep_freed_memory()
 torch.set_num_threads(1)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import EnvironmentUnavailable, Terminated
-from ..core.procfs import pid_alive
+from ..system.procfs import pid_alive
 from .nvml import CLOCK_LIMIT_TDP, REASON_APP_CLOCKS, Nvml, NvmlError
 
 POLICIES = ("base", "max", "mhz", "none")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..core.host import openmp_runtime
+from ..system.host import openmp_runtime
 from .device_session import describe
 from .fingerprint import describe_cpu, host_fingerprint
 

@@ -14,7 +14,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..core import heap
+from ..system import heap
 from ..core.deadline import Deadline, default_seconds
 from ..core.errors import UsageError
 from ..core.results import VERDICT_SCORED, ScoreResult

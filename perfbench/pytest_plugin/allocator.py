@@ -9,7 +9,7 @@ comparisons never needed it (both sides share the heap).
 """
 from __future__ import annotations
 
-from ..core import heap, host
+from ..system import heap, host
 
 MMAP_THRESHOLD = 64 << 20   # allocations below this come from the heap, and are reused
 TRIM_THRESHOLD = 128 << 20  # free memory at the heap's top is kept up to this

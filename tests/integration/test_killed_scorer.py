@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from perfbench.core.procfs import pid_namespace
+from perfbench.system.procfs import pid_namespace
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = REPO / "tests" / "fixtures" / "tiny_task"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perfbench.core.procfs import pid_alive
+from perfbench.system.procfs import pid_alive
 from perfbench.isolation.processes.cpu_threads import CpuThreading
 from perfbench.isolation.processes.warm_parent_handle import WarmParent, WarmParents
 from perfbench.isolation.processes.worker_client import WorkerClient

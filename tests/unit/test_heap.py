@@ -1,4 +1,4 @@
-"""The scorer keeps freed memory (perfbench/core/heap.py): counted in page faults, not timed."""
+"""The scorer keeps freed memory (perfbench/system/heap.py): counted in page faults, not timed."""
 import subprocess
 import sys
 
@@ -7,7 +7,7 @@ import pytest
 CHILD = r"""
 import resource, sys
 import torch
-from perfbench.core import heap
+from perfbench.system import heap
 if sys.argv[1] == "kept":
     assert heap.keep_freed_memory() and heap.keep_freed_memory()   # (idempotent)
 torch.ones(8 << 20, dtype=torch.float64)   # 64 MB, freed

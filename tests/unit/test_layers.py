@@ -5,7 +5,8 @@ those inside functions too (a lazy import defers a dependency; it does not remov
 The layers, bottom to top (one folder each, or a few of equal rank):
 
     0 core       core/: errors, stats, scoring, tamper, results, crossover, stopping, version,
-                 host, procfs, heap, score_key.  No torch (test_core_never_imports_torch).
+                 score_key, deadline.  Pure: no torch, no I/O (test_core_is_pure);
+      system     system/: host (the C library), procfs, heap: the host facilities, beside it.
     1 task       task/
     2 timing     timing/ (timing/cuda/)
     3 device     device/
@@ -26,7 +27,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "perfbench"
 LAYERS = {
-    0: ("core",),
+    0: ("core", "system"),
     1: ("task",),
     2: ("timing",),
     3: ("device",),
@@ -154,17 +155,45 @@ def test_every_module_lives_in_a_layer_folder():
     assert root == ["__init__.py", "__main__.py"], root
 
 
-def test_core_never_imports_torch():
-    """core/ is what the numbers rest on; it must load (and be tested) without torch."""
+# What a pure module may not touch: the device, the operating system, files, other processes.
+IMPURE_MODULES = {"torch", "os", "ctypes", "subprocess", "socket", "shutil", "signal", "fcntl", "mmap",
+                  "pathlib", "tempfile", "io"}
+
+
+def impurities(name: str, source: str) -> list[str]:
+    """What in one module's source breaks the pure-core rule: an import of IMPURE_MODULES or of
+    perfbench.system, or a call of open()."""
     found = []
-    for name, f in modules().items():
-        if layer(name) != 0:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] if not node.level else (
+                ["perfbench.system"] if (node.module or "").split(".")[0] == "system" and node.level == 2 else [])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+            found.append(f"{name} calls open()")
             continue
-        for node in ast.walk(ast.parse(f.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-            found += [f"{name} imports {n}" for n in names if n.split(".")[0] == "torch"]
+        else:
+            continue
+        found += [f"{name} imports {n}" for n in names
+                  if n.split(".")[0] in IMPURE_MODULES or n.startswith("perfbench.system")]
+    return found
+
+
+def test_core_is_pure():
+    """core/ is what the numbers rest on: it must load (and be tested) without torch, and reads
+    nothing of the host.  The host facilities are system/'s."""
+    found = [msg for name, f in modules().items() if name.split(".")[0] == "core"
+             for msg in impurities(name, f.read_text())]
     assert not found, "; ".join(found)
+
+
+def test_the_purity_check_sees_each_kind_of_impurity():
+    assert impurities("core.x", "import os\nimport torch.nn\nfrom ctypes import CDLL\n") == [
+        "core.x imports os", "core.x imports torch.nn", "core.x imports ctypes"]
+    assert impurities("core.x", "from ..system import host\nwith open('f') as f: pass\n") == [
+        "core.x imports perfbench.system", "core.x calls open()"]
+    assert impurities("core.x", "import math\nfrom . import stats\n") == []
 
 
 def test_no_module_imports_another_modules_private_names():

@@ -124,7 +124,7 @@ def test_private_directories_of_a_killed_scorer_are_swept(tmp_path):
     import subprocess
     import sys
 
-    from perfbench.core.procfs import owner_tag, pid_namespace
+    from perfbench.system.procfs import owner_tag, pid_namespace
     from perfbench.isolation.sandbox.plan import sweep_stale_private_dirs
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -146,7 +146,7 @@ def test_a_killed_scorers_worker_logs_are_swept_by_the_next(tmp_path, monkeypatc
     import sys
     import tempfile
 
-    from perfbench.core.procfs import owner_tag, pid_namespace
+    from perfbench.system.procfs import owner_tag, pid_namespace
     from perfbench.isolation.sandbox.plan import worker_log_dir
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from perfbench.core import procfs
+from perfbench.system import procfs
 
 pytestmark = pytest.mark.skipif(not procfs.process_clocks_readable(), reason="no per-process CPU clocks (not Linux)")
 

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ...core.host import openmp_runtime
+from ...system.host import openmp_runtime
 
 # Variables that size a thread pool: all set to the task's thread count.
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")

@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ...core.errors import CandidateRejected, EnvironmentUnavailable
-from ...core.procfs import host_pid_of, pid_alive
+from ...system.procfs import host_pid_of, pid_alive
 from ..sandbox.plan import SandboxPlan, plan_forked, plan_sandbox, worker_log_dir
 from ..sandbox.orphan_guard import guard
 from .cpu_threads import CpuThreading

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ...core.procfs import child_pids
+from ...system.procfs import child_pids
 from ..sandbox.orphan_guard import guard
 from ..sandbox.plan import SandboxPlan, scorer_namespace_env
 from .cpu_threads import WAIT_VARS, CpuThreading

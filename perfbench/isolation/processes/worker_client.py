@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.deadline import Deadline
 from ...core.errors import CandidateRejected, UsageError
-from ...core.procfs import CPU_CLOCK_S, TICK_S, process_clocks_readable, session_cpu_seconds, session_pids
+from ...system.procfs import CPU_CLOCK_S, TICK_S, process_clocks_readable, session_cpu_seconds, session_pids
 from ..sandbox.cgroup import CgroupError
 from ..sandbox.plan import Isolation, SandboxPlan, isolation_from_probe, plan_sandbox
 from ..wire.arena import SharedArena

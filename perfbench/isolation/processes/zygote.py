@@ -33,7 +33,7 @@ import time
 import traceback
 from typing import NoReturn
 
-from ...core.host import PR_SET_PDEATHSIG, prctl
+from ...system.host import PR_SET_PDEATHSIG, prctl
 
 MAX_MESSAGE = 4096
 WARM_IMPORTS = ("multiprocessing.connection", "torch", "perfbench.isolation.wire.protocol", "perfbench.isolation.sandbox.plan",

@@ -38,7 +38,7 @@ import secrets
 import time
 from pathlib import Path
 
-from ...core.procfs import owner_gone, owner_tag
+from ...system.procfs import owner_gone, owner_tag
 from .cgroupfs import mounts, oom_kill_count, own_v1_path, own_v2_path, read_int, worker_memory_max, write
 from .orphan_guard import empty_cgroup, guard, remove_cgroup
 

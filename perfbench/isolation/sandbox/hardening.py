@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ...core import host
+from ...system import host
 
 
 def _keep_freed_memory_in_heap() -> None:

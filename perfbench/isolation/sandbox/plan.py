@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...core.procfs import owner_gone, owner_tag
+from ...system.procfs import owner_gone, owner_tag
 from .cgroup import WorkerCgroup, create_worker_cgroup
 from .hardening import set_dumpable
 from .worker_view import SHM_BYTES, WorkerView, plan_view, readable_copies, root_script, setpriv_user_args, under

@@ -23,7 +23,7 @@ import ctypes
 import os
 import platform
 
-from ...core import host
+from ...system import host
 
 # (AUDIT_ARCH of the native ABI, (add_key, request_key, keyctl, userfaultfd) syscall numbers)
 _NATIVE = {"x86_64": (0xC000003E, (248, 249, 250, 323)), "aarch64": (0xC00000B7, (217, 218, 219, 282))}

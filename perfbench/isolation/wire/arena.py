@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...core import host
+from ...system import host
 from ...core.score_key import in_page_draw
 
 MAX_DIMS = 8
