@@ -48,7 +48,7 @@ _JOIN = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shif
 
 # sh, as root in the new mount namespace: every mount read-only (each mount point's top mount)
 # but the worker's own /proc: CUDA's cuInit fails (304, "OS call failed")
-# with a read-only /proc (found on a lent H200 with scripts/sandbox_cuda_bisect.py).  That /proc
+# with a read-only /proc (found on a lent H200 by bisecting the sandbox layers).  That /proc
 # belongs to the worker's PID namespace; its system-wide writable entries are made read-only
 # the way container runtimes do (runc's readonlyPaths).
 _READ_ONLY_ALL = """for m in $(awk '{print $5}' /proc/self/mountinfo | sort -u); do
