@@ -23,6 +23,7 @@ def _one_line(proc, code, needle):
     assert len(lines) == 1 and needle in lines[0], proc.stderr
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_scored_json_and_out(run_cli, tmp_path):
     out = tmp_path / "verdict.json"
     proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--out", out, *PAIRS)

@@ -100,6 +100,7 @@ def test_a_zygote_gone_after_a_fork_is_blamed_on_its_workers(server):
     assert set(Path(tempfile.gettempdir()).glob("perfbench-worker-*")) == before   # its log directory removed
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_fresh_workers_on_request(tmp_path):
     """`--fresh-workers`: every worker a new interpreter (no zygote in the verdict)."""
     fix = Path(__file__).resolve().parents[1] / "fixtures"

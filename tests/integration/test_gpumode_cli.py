@@ -15,6 +15,7 @@ PROBLEM = FIX / "axpb_py"
 QUICK = ["--device", "cpu", "--processes", "1", "--pairs", "6", "--max-pairs", "6", "--timeout", "20"]
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_a_correct_submission_scores_each_benchmark_and_their_geometric_mean(run_cli):
     proc = run_cli("score", PROBLEM, PROBLEM / "solutions" / "correct" / "fused.py", *QUICK, "--s-ref", "1.2",
                    "--json", "--quiet")
@@ -74,6 +75,7 @@ def test_usage_errors_are_one_line(run_cli, tmp_path):
         assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_tasks_list_and_score_batch_take_problems(run_cli, tmp_path):
     listed = run_cli("tasks", "list", FIX)
     assert listed.returncode == 0 and "axpb_py" in listed.stdout and "gpu-mode" in listed.stdout

@@ -13,6 +13,7 @@ TASK = FIX / "tiny_task"
 QUICK = ("raises.py", "wrong_values.py")
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_batch_resumes_without_scoring_a_row_twice(run_cli, tmp_path):
     cands = tmp_path / "cands"
     cands.mkdir()
@@ -49,6 +50,7 @@ def test_score_many_on_a_local_ray_instance(tmp_path):
     assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 1
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_a_kept_baseline_serves_the_next_candidate_of_its_task():
     """score-batch's row servers keep the baseline's workers between rows of one task: the
     second row starts no baseline interpreter (and reuses the baseline's time alone).  Three per
@@ -112,6 +114,7 @@ def test_a_candidate_cannot_forge_its_batch_record(run_cli, tmp_path, monkeypatc
     assert records[0]["result"]["r_perf"] == 0.0 and records[0]["result"]["task"] == "tiny_axpy"
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_a_candidate_past_the_scores_deadline_is_its_verdict_not_a_retry(run_cli, tmp_path):
     """#58 (3): every call of slow_every_call stays under the call timeout, so only the deadline
     ends it: rejected `candidate.timeout`, saying what had run, after one attempt (an

@@ -125,6 +125,7 @@ def test_pairs_split_between_fresh_worker_processes():
     assert doc["threading"]["omp_wait_policy"] == "runtime default"
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_run_to_run_section_scores_independently():
     from perfbench.selfcheck.run_to_run import run_to_run_section
 

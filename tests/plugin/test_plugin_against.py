@@ -95,6 +95,7 @@ def test_b(perfbench):
 """
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_under_xdist_measurements_take_turns_and_the_controller_writes_every_record(pytester):
     pytester.makepyfile(test_par=XDIST)
     _git(pytester.path, "init", "-q")

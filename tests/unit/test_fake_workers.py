@@ -17,6 +17,8 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
+import pytest
+
 from perfbench.core.errors import CandidateRejected, PerfbenchError, UsageError
 from perfbench.core.results import VERDICT_REJECTED, VERDICT_SCORED
 from perfbench.core.score_key import ScoreKey, block_seed
@@ -204,6 +206,7 @@ def test_a_whole_score_runs_the_gate_then_the_pairs_and_stops_once_the_reward_is
     assert result.clock_control["status"] == "not_applicable"
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_no_worker_is_handed_a_value_of_the_timing_key(monkeypatch):
     """#58 (1): every integer any worker received in a whole score (the gate's pair and every
     timed process, the candidate's and the baseline's).  Seeds are 62-bit; every one received is
@@ -305,6 +308,7 @@ def test_a_candidate_that_tells_timed_calls_by_their_inputs_placement_is_rejecte
     assert workers.made[2].ops.count("run") >= 1
 
 
+@pytest.mark.slow   # (> 10 s in CI: `-m 'not slow'` leaves it out)
 def test_a_live_solution_no_faster_than_the_baseline_is_said_whatever_the_candidate(monkeypatch, tmp_path):
     """The live s_ref's warning reads the solution's speedup, not the candidate's: a solution
     slower than the baseline beside a candidate faster than it (#63: the warning read the
