@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime
 import statistics
 import time
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..core import stats, tamper
 from ..core.deadline import Deadline
-from ..core.errors import CandidateRejected, UsageError
+from ..core.errors import CandidateRejected
 from ..core.score_key import ScoreKey
 from ..core.results import S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, BenchmarkComparison, ComparisonResult, PairedSamples, Reason, ScoreResult
 from ..core.stopping import StoppingRule, interim_decision
@@ -29,8 +28,7 @@ from ..sides.contract_blocks import ContractBlocks, pair_end
 from ..task import bench_configs
 from ..task.correctness import Failure
 from ..task.program import TaskProgram
-from ..task.spec import FORMAT_DIR, FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
-from ..task.timed_files import timed_files_digest
+from ..task.spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
 from .baseline_pool import BaselinePool
@@ -38,42 +36,10 @@ from .config import RunSetup, ScoreConfig
 from .gate import gate_with_contract, load_side, task_tolerance
 from .process_checks import (baseline_alone, block_diagnostics, check_tampering, clock_warnings, isolation_record,
                              merge_diagnostics)
+from .s_ref_choice import choose_s_ref
 from .sandboxes import ScorerStart
+from .verdict_fields import VerdictFields
 from .workers import ForkedWorkers, Workers
-
-
-def _s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datetime.date | None = None
-           ) -> tuple[float | None, str, list[str], bench_configs.SRef | None]:
-    """s_ref, where it came from, warnings about it, and the bench_configs entry it came from.
-    Live, the value is None here: the score derives it from the solution's samples."""
-    if cfg.s_ref is not None:
-        return cfg.s_ref, "command line", [], None
-    policy = cfg.s_ref_policy
-    if policy == bench_configs.S_REF_LIVE_POLICY:
-        if spec.format != FORMAT_DIR:
-            raise UsageError(f"{spec.name}: --s-ref live times the task's solution.py; a {spec.format} problem has none")
-        return None, S_REF_LIVE, [], None
-    key = bench_configs.device_key(device, fp, spec.threads)
-    found = bench_configs.lookup(spec.name, key, cfg.bench_configs_dir)
-    files = timed_files_digest(spec)
-    stale = found.stale(today or datetime.datetime.now(datetime.timezone.utc).date(), files) if found is not None else None
-    if policy == bench_configs.S_REF_AUTO and spec.format == FORMAT_DIR and (found is None or stale):
-        # (no warning where nothing was found: live is what an s_ref from another machine would need)
-        return None, S_REF_LIVE, [f"{found.source}'s s_ref for {spec.name} is not fresh: {stale}; s_ref is "
-                                  "measured live instead (docs/verdict.md)"] if found is not None else [], None
-    if found is not None:
-        warnings = [f"{found.source} marks {spec.name} invalid on {key} ({'; '.join(found.invalid)}): R_perf "
-                    "here does not measure what the task intends"] if found.invalid else []
-        warnings += [w for w in (found.other_protocol, found.other_task_files(files)) if w]
-        return found.value, found.source, warnings, found
-    if spec.s_ref_default is not None:
-        return spec.s_ref_default, "task default", [
-            f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="
-            f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"], None
-    if spec.format in (FORMAT_KERNELBENCH, FORMAT_GPUMODE):   # a problem: the speedup is the answer
-        return None, "none", [f"no s_ref for {spec.name} on {key}: the speedup is scored, R_perf is null; "
-                              "pass --s-ref or run `perfbench calibrate` for a reward"], None
-    raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")
 
 
 def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg: ScoreConfig,
@@ -88,60 +54,75 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
     check_seeds = key.check_seeds(cfg.check_seeds)
     program = TaskProgram(spec, device, init_seed=key.init_seed)
     fp = fingerprint(device)
-    s_ref, s_ref_source, warnings, calibration = _s_ref(spec, device, fp, cfg)
+    s_ref, s_ref_source, warnings, calibration = choose_s_ref(spec, device, fp, cfg)
     sampler_cfg = _sampler_config(spec, cfg)
-    base = dict(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device, seed=key.timing,
-                deadline_s=deadline.seconds if deadline is not None else None,
-                overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source, warnings=tuple(warnings))
+    base = VerdictFields(task=spec.name, task_kind=spec.kind, candidate=str(cand_path), device=device,
+                         seed=key.timing, deadline_s=deadline.seconds if deadline is not None else None,
+                         overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source,
+                         warnings=list(warnings))
     baseline_file = {FORMAT_KERNELBENCH: spec.root, FORMAT_GPUMODE: spec.file("reference")}.get(
         spec.format, spec.file("baseline"))
     if spec.format == FORMAT_GPUMODE and spec.device == "cuda" and device == "cpu":
-        base["warnings"] += (f"{spec.name} is a CUDA problem run on the CPU (--device cpu): the tensors and "
-                             "generators its code asks for on cuda were made on the CPU (docs/tasks.md)",)
+        base.warn(f"{spec.name} is a CUDA problem run on the CPU (--device cpu): the tensors and "
+                  "generators its code asks for on cuda were made on the CPU (docs/tasks.md)")
     if threading is not None:
-        base["threading"] = threading.to_dict()
+        base.threading = threading.to_dict()
         if threading.oversubscribed:
-            base["warnings"] += (f"{spec.name} asks for {spec.threads} threads; this process may use only "
-                                 f"{len(threading.cpus)} cores, so threads share them",)
+            base.warn(f"{spec.name} asks for {spec.threads} threads; this process may use only "
+                      f"{len(threading.cpus)} cores, so threads share them")
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
     setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, key,
                      deadline, solution_file)
     rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, cfg.ci_target,
                         cfg.stop_min_processes)
+    shared = _SizeShared(rule, check_seeds, fp, calibration, workers, say, progress, baselines)
     if not spec.benchmarks:
-        timed = _time(setup, rule, check_seeds, base, fp, calibration, workers, say, progress, baselines)
+        timed = _time(setup, shared, base)
         if isinstance(timed, ScoreResult):
             return timed
         comparison, checks, logs = timed
-        return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks, comparison=comparison,
-                           worker_logs=logs, **base)
+        return base.result(verdict=VERDICT_SCORED, reasons=(), checks=checks, comparison=comparison,
+                           worker_logs=logs)
     # GPU MODE: the gate (the tests) once, then each benchmark timed on its own
     benchmarks, checks, logs = [], 0, {}
     for i, name in enumerate(spec.benchmarks):
         say(f"benchmark {i + 1} of {len(spec.benchmarks)}: {spec.cases[name]}")
         one = dataclasses.replace(setup, spec=dataclasses.replace(spec, timed_size=name), gate=i == 0)
-        timed = _time(one, rule, check_seeds, base, fp, calibration, workers, say, progress, baselines)
+        timed = _time(one, shared, base)
         if isinstance(timed, ScoreResult):
             return timed
         comparison, n, logs = timed
         checks += n
         benchmarks.append(BenchmarkComparison(name, spec.cases[name], comparison))
-    return ScoreResult(verdict=VERDICT_SCORED, reasons=(), checks=checks, benchmarks=tuple(benchmarks),
-                       worker_logs=logs, **base)
+    return base.result(verdict=VERDICT_SCORED, reasons=(), checks=checks, benchmarks=tuple(benchmarks),
+                       worker_logs=logs)
 
 
-def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dict, fp: dict,
-          calibration: bench_configs.SRef | None, workers: Workers, say: Callable[[str], None],
-          progress: ProgressFn | None, baselines: BaselinePool | None
+@dataclass(frozen=True)
+class _SizeShared:
+    """What every timed size of one score shares (GPU MODE times several, each on its own)."""
+
+    rule: StoppingRule
+    check_seeds: list[int]
+    fp: dict                                   # the device's fingerprint
+    calibration: bench_configs.SRef | None     # the bench_configs entry s_ref came from, if any
+    workers: Workers
+    say: Callable[[str], None]
+    progress: ProgressFn | None
+    baselines: BaselinePool | None
+
+
+def _time(setup: RunSetup, shared: _SizeShared, base: VerdictFields
           ) -> tuple[ComparisonResult, int, dict[str, str]] | ScoreResult:
     """The worker processes of one timed size: its comparison, the checks run and the
     candidate's log; or the rejection.  Adds what the processes found (warnings, the sandbox,
     the clock control) and its own warnings to `base`."""
     spec, device, cfg, sampler_cfg, master = setup.spec, setup.device, setup.cfg, setup.sampler, setup.key.timing
-    run = TimingRun(setup, say, progress, workers, baselines, base.get("contract"))
+    rule, say, calibration = shared.rule, shared.say, shared.calibration
+    run = TimingRun(setup, say, shared.progress, shared.workers, shared.baselines, base.contract or None)
     decision, rejection = None, None
     try:
-        failures = run.prepare(check_seeds)
+        failures = run.prepare(shared.check_seeds)
         if failures is not None:
             rejection = tuple(Reason(f.reason, f.message) for f in failures)
         for j in range(0 if failures is not None else cfg.processes):
@@ -160,20 +141,19 @@ def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dic
         rejection = (Reason(exc.reason, message),)
     run.report_into(base)
     if rejection is not None:
-        return ScoreResult(verdict=VERDICT_REJECTED, reasons=rejection, checks=run.checks, worker_logs=run.logs,
-                           **base)
+        return base.result(verdict=VERDICT_REJECTED, reasons=rejection, checks=run.checks, worker_logs=run.logs)
     samples = PairedSamples.concat(run.parts)
     drift = calibration.baseline_drift(statistics.median(samples.baseline_ns)) if calibration else None
     if drift:
-        base["warnings"] += (drift,)
+        base.warn(drift)
     slowdown = tamper.baseline_slowdown(run.before, run.parts[0].baseline_ns)
     if slowdown:
-        base["warnings"] += (f"{slowdown}; blocks of different sizes or outside load can cause this, "
-                             "so it is reported, not scored",)
+        base.warn(f"{slowdown}; blocks of different sizes or outside load can cause this, "
+                  "so it is reported, not scored")
     comparison = ComparisonResult(
         baseline=str(setup.baseline_file), candidate=str(setup.cand_path), device=device,
         timer=run.timer, seed=master,
-        samples=samples, fingerprint=fp,
+        samples=samples, fingerprint=shared.fp,
         config=dict(sampler_cfg.to_dict(), processes=cfg.processes, confidence=rule.reported_confidence(decision)),
         extra={"baseline_alone_ns": run.before, "timed_output_checks": run.timed_checks,
                "timing_mode_requested": spec.timing_mode if run.timing_mode is not None else None,
@@ -183,10 +163,10 @@ def _time(setup: RunSetup, rule: StoppingRule, check_seeds: list[int], base: dic
                                    (("baseline", cfg.base_packages), ("candidate", cfg.cand_packages)) if sources},
                **merge_diagnostics(run.diagnostics)},
         solution=PairedSamples.concat(run.solution_parts) if run.solution_parts else None)
-    base["warnings"] += tuple(w for w in comparison.warnings if w not in base["warnings"])   # (order_effect)
+    base.warn(*comparison.warnings)   # (order_effect)
     if comparison.solution is not None and comparison.solution_summary.speedup.value <= 1.0:
-        base["warnings"] += (f"live s_ref: the task's solution ran {comparison.solution_summary.speedup.value:.3f}x "
-                             "the baseline here, not faster, so there is no s_ref to reward against: R_perf is null",)
+        base.warn(f"live s_ref: the task's solution ran {comparison.solution_summary.speedup.value:.3f}x "
+                  "the baseline here, not faster, so there is no s_ref to reward against: R_perf is null")
     return comparison, run.checks, run.logs
 
 
@@ -251,15 +231,15 @@ class TimingRun:
     def _warn(self, warnings: Iterable[str]) -> None:
         self.warnings += [w for w in warnings if w not in self.warnings]
 
-    def report_into(self, base: dict) -> None:
-        """What the processes found, into the verdict's fields `base` (each warning once)."""
+    def report_into(self, base: VerdictFields) -> None:
+        """What the processes found, into the verdict's fields (each warning once)."""
         if self.isolation is not None:
-            base["isolation"] = self.isolation
+            base.isolation = self.isolation
         if self.clock_control is not None:
-            base["clock_control"] = self.clock_control
+            base.clock_control = self.clock_control
         if self.contract is not None:
-            base["contract"] = dict(self.contract, blocks=self.contract.get("blocks", 0) + self.contract_blocks)
-        base["warnings"] += tuple(w for w in self.warnings if w not in base["warnings"])
+            base.contract = dict(self.contract, blocks=self.contract.get("blocks", 0) + self.contract_blocks)
+        base.warn(*self.warnings)
 
     def _baseline_alone(self, base_side: Side) -> list[float]:
         if self.baselines is not None and self.baselines.alone_ns is not None:

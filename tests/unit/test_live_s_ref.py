@@ -13,7 +13,7 @@ from perfbench.core.results import S_REF_LIVE, ComparisonResult, PairedSamples, 
 from perfbench.core.tamper import BlockWall
 from perfbench.pipeline.config import ScoreConfig
 from perfbench.pipeline.process_checks import check_tampering
-from perfbench.pipeline.score_processes import _s_ref
+from perfbench.pipeline.s_ref_choice import choose_s_ref
 from perfbench.task import bench_configs
 from perfbench.task.spec import FORMAT_DIR, FORMAT_KERNELBENCH, TaskSpec
 from perfbench.timing.sampler import SamplerConfig, interleaved_slots, sample_interleaved, sample_pairs
@@ -257,7 +257,7 @@ def _spec(tmp_path, fmt=FORMAT_DIR, default=1.5):
     ("live", _entry(), S_REF_LIVE, None)])
 def test_the_s_ref_policy(monkeypatch, tmp_path, policy, entry, source, warned):
     monkeypatch.setattr(bench_configs, "lookup", lambda *a, **k: entry)
-    value, got, warnings, found = _s_ref(_spec(tmp_path), "cpu", {}, ScoreConfig(s_ref_policy=policy), TODAY)
+    value, got, warnings, found = choose_s_ref(_spec(tmp_path), "cpu", {}, ScoreConfig(s_ref_policy=policy), TODAY)
     assert got == source and (value is None) == (source == S_REF_LIVE)
     assert found is (entry if source == "bench_configs/k.toml" else None)
     if warned:
@@ -269,10 +269,10 @@ def test_the_s_ref_policy(monkeypatch, tmp_path, policy, entry, source, warned):
 def test_a_number_wins_and_live_needs_a_solution(monkeypatch, tmp_path):
     monkeypatch.setattr(bench_configs, "lookup", lambda *a, **k: None)
     number = ScoreConfig(s_ref=2.5, s_ref_policy="live")
-    assert _s_ref(_spec(tmp_path), "cpu", {}, number, TODAY)[:2] == (2.5, "command line")
+    assert choose_s_ref(_spec(tmp_path), "cpu", {}, number, TODAY)[:2] == (2.5, "command line")
     kb = _spec(tmp_path, FORMAT_KERNELBENCH, None)
     with pytest.raises(UsageError, match="--s-ref live times the task's solution.py"):
-        _s_ref(kb, "cpu", {}, ScoreConfig(s_ref_policy="live"), TODAY)
-    assert _s_ref(kb, "cpu", {}, ScoreConfig(), TODAY)[:2] == (None, "none")   # auto: no solution to time
+        choose_s_ref(kb, "cpu", {}, ScoreConfig(s_ref_policy="live"), TODAY)
+    assert choose_s_ref(kb, "cpu", {}, ScoreConfig(), TODAY)[:2] == (None, "none")   # auto: no solution to time
     with pytest.raises(ValueError, match="s_ref_policy must be one of auto|live|table"):
         ScoreConfig(s_ref_policy="fresh")

@@ -7,7 +7,7 @@ from pathlib import Path
 from perfbench.core.results import S_REF_LIVE
 from perfbench.pipeline.calibrate import Calibration, _comparable
 from perfbench.pipeline.config import ScoreConfig
-from perfbench.pipeline.score_processes import _s_ref
+from perfbench.pipeline.s_ref_choice import choose_s_ref
 from perfbench.task import bench_configs
 from perfbench.task.spec import load_task
 from perfbench.task.timed_files import timed_files_digest
@@ -63,15 +63,15 @@ def test_an_s_ref_measured_on_other_timed_files_is_not_taken_as_this_tasks(tmp_p
     assert found.task_files == timed_files_digest(spec)
     today = datetime.date.fromisoformat(found.measured)
     auto, table = (ScoreConfig(bench_configs_dir=configs, s_ref_policy=p) for p in ("auto", "table"))
-    assert _s_ref(spec, "cpu", FP, auto, today)[:3] == (3.0, f"bench_configs/{key}.toml", [])
+    assert choose_s_ref(spec, "cpu", FP, auto, today)[:3] == (3.0, f"bench_configs/{key}.toml", [])
 
     _touch(task / "inputs.py")
     edited = load_task(task)
-    value, source, warnings, _ = _s_ref(edited, "cpu", FP, auto, today)
+    value, source, warnings, _ = choose_s_ref(edited, "cpu", FP, auto, today)
     assert (value, source) == (None, S_REF_LIVE)
     assert warnings == [f"bench_configs/{key}.toml's s_ref for {spec.name} is not fresh: it was measured on other "
                         "versions of the task's timed files; s_ref is measured live instead (docs/verdict.md)"]
-    value, source, warnings, _ = _s_ref(edited, "cpu", FP, table, today)
+    value, source, warnings, _ = choose_s_ref(edited, "cpu", FP, table, today)
     assert (value, source) == (3.0, f"bench_configs/{key}.toml") and len(warnings) == 1
     assert f"digest {found.task_files}, now {timed_files_digest(edited)}" in warnings[0]
     assert "run `perfbench calibrate` again" in warnings[0]
