@@ -53,8 +53,7 @@ class InProcessWorker:
         self.label, self.untrusted = label, untrusted
         self.input_arena, self.output_table = SharedArena(f"{label}-inputs"), SharedArena(f"{label}-table")
         self._state = _WorkerState()
-        self._state.arena_fds = (self.input_arena.fd, self.output_table.fd)
-        self._answer = handlers(self._state, lambda: {})
+        self._answer = handlers(self._state, lambda: {}, (self.input_arena.fd, self.output_table.fd))
         self.isolation: Isolation | None = None
         self.startup_s: float | None = None
         self.worker_pid: int | None = None

@@ -36,6 +36,9 @@ def _raised(exc: Exception) -> Exception:
 
 
 class _WorkerState:
+    """The side this worker loaded (its code, timer, tripwires) and what both kinds of requests
+    share: the loaded callable's calls and the last block's outputs, kept until read."""
+
     def __init__(self) -> None:
         import torch
 
@@ -49,18 +52,89 @@ class _WorkerState:
         self.device = "cpu"
         self.timer = None
         self.flush = None
-        self.gate_inputs: tuple = ()   # the last gate call's input tensors, refilled by the next
         self.last_block: tuple[list, tuple, tuple | None] = ([], (), None)
-        self.pending: list[tuple] = []
-        self.arena_fds: tuple[int, ...] = ()
-        self.inputs_u8 = None          # the input arena, as uint8 (CPU protocol)
+
+    def load(self, req: dict[str, Any]) -> tuple[dict, list]:
+        from ...core.errors import CandidateRejected
+        from ...task.program import TaskProgram
+        from ...task.spec import TaskSpec
+        from ...timing.cuda.timer import CudaEventTimer
+        from ...timing.flush import flusher_for
+        from ...timing.timers import CpuTimer
+        from .integrity import Integrity
+
+        self.device = req["device"]
+        spec = TaskSpec.from_dict(req["task"])
+        self.program = TaskProgram(spec, self.device, init_seed=req["init_seed"])
+        self.timer = (CudaEventTimer(self.device, mode=req.get("timing_mode", "events"))
+                      if self.device.startswith("cuda") else CpuTimer())
+        self.flush = flusher_for(self.device, req["cache_flush"])
+        # Warm the framework before the snapshot so its own lazily started threads are not blamed.
+        self.torch.ones(8, device=self.device).sum().item()
+        self.integrity = Integrity()
+        # Packages this side imports from a checkout rather than the installed copy (nothing of
+        # them is imported yet: the zygote imports torch and perfbench only).
+        sys.path[:0] = [str(p) for p in req.get("import_paths", ())]
+        self.fn = self.program.load_callable(Path(req["file"]), untrusted=req["untrusted"])
+        probe = self.program.make_inputs(req["probe_seed"], req["probe_size"])
+        try:
+            inspect.signature(self.fn).bind(*probe)
+        except TypeError as exc:
+            raise CandidateRejected("candidate.signature", f"{req['file']}: cannot be called with the task's "
+                                    f"{len(probe)} inputs: {exc}") from None
+        except ValueError:
+            pass  # builtins without a signature: the call itself will tell
+        self.check_integrity()
+        return {"ok": True}, []
+
+    def call(self, inputs: tuple) -> Any:
+        try:
+            with self.torch.no_grad():
+                out = self.fn(*inputs)
+            self.sync()
+        except Exception as exc:  # noqa: BLE001 - candidate code
+            raise _raised(exc) from None
+        return out
+
+    def sync(self) -> None:
+        if self.device.startswith("cuda"):
+            self.torch.cuda.synchronize(self.device)
+
+    def check_integrity(self) -> None:
+        from ...core.errors import CandidateRejected
+
+        bad = self.integrity.violations()
+        if bad:
+            raise CandidateRejected(*bad[0])
+
+    def poison(self, nbytes: int, pattern: int) -> None:
+        """Fill memory the allocator will hand out next with `pattern` bytes.
+
+        Blocks of the expected output's size are filled and freed, so an output allocated but
+        never written usually comes back holding the pattern.  Usually: the scorer does not rely
+        on it, it calls twice with different patterns and compares (correctness.judge_repeated_call).
+        """
+        n = max(int(nbytes), 1)
+        # Several blocks: the allocator hands back one of the most recently freed of a size.
+        junk = [self.torch.full((n,), pattern, dtype=self.torch.uint8, device=self.device)
+                for _ in range(32 if n < (1 << 16) else 2)]
+        del junk
+
+class _ArenaRequests:
+    """The CPU protocol: the scorer writes each block's inputs into a shared arena while this
+    process is frozen, and reads the outputs the table describes from this process's memory
+    (MAP, STAGE, RUN, GATE_CALL)."""
+
+    def __init__(self, side: _WorkerState, arena_fds: tuple[int, ...]) -> None:
+        self.side, self.torch = side, side.torch
+        self.arena_fds = arena_fds
+        self.inputs_u8 = None          # the input arena, as uint8
         self.table = None              # the output table, as int64 records
         self.staged: tuple[str, list[tuple]] = ("", [])
         self.null_outputs: list = []    # one of each expected output: the null kernel's and the table's
         self.expected_meta: list[tuple] = []
         self._maps: tuple = ()          # keeps the mmaps alive as long as views of them exist
 
-    # -- the CPU protocol: inputs in a shared arena, outputs described in a shared table ------
     def map(self, req: dict[str, Any]) -> tuple[dict, list]:
         """Map the two arenas (before any task code loads: the addresses reported are ours) and
         take the expected outputs' dtypes and shapes."""
@@ -95,9 +169,9 @@ class _WorkerState:
         # The tripwires for the previous block run here, outside the timed window (their /proc
         # scan costs milliseconds, and differently per namespace): the worker has been frozen
         # since its reply, so what they see is what was left at the reply.
-        if self.integrity is not None:
-            self._check_integrity()
-        self.last_block = ([], (), None)
+        if self.side.integrity is not None:
+            self.side.check_integrity()
+        self.side.last_block = ([], (), None)
         if req["layout"] is None:
             return {"ok": True}, []
         key = json.dumps(req["layout"], sort_keys=True)
@@ -114,15 +188,16 @@ class _WorkerState:
     def run(self, req: dict[str, Any]) -> tuple[dict, list]:
         """The timed request: the calls on the staged views, then each output's address, dtype,
         shape and strides into the table.  The scorer's clock runs around all of it."""
+        side = self.side
         views = self.staged[1][:req["iters"]]
-        fn = self._null if req.get("null") else self.fn
+        fn = self._null if req.get("null") else side.fn
         try:
             with self.torch.no_grad():
-                block = self.timer.time_block(fn, views, self.flush)
+                block = side.timer.time_block(fn, views, side.flush)
         except Exception as exc:  # noqa: BLE001 - candidate code
             raise _raised(exc) from None
         self._describe_outputs(block.outputs)
-        self.last_block = (list(block.outputs), (), None)   # alive until the scorer has read them
+        side.last_block = (list(block.outputs), (), None)   # alive until the scorer has read them
         return {"total_ns": float(block.total_ns)}, []
 
     def _describe_outputs(self, outputs: Any) -> None:
@@ -131,72 +206,30 @@ class _WorkerState:
 
         describe_outputs(self.table, outputs, self.expected_meta)
 
-    # -- requests --------------------------------------------------------------------------------
-    def load(self, req: dict[str, Any]) -> tuple[dict, list]:
-        from ...core.errors import CandidateRejected
-        from ...task.program import TaskProgram
-        from ...task.spec import TaskSpec
-        from ...timing.cuda.timer import CudaEventTimer
-        from ...timing.flush import flusher_for
-        from ...timing.timers import CpuTimer
-        from .integrity import Integrity
-
-        self.device = req["device"]
-        spec = TaskSpec.from_dict(req["task"])
-        self.program = TaskProgram(spec, self.device, init_seed=req["init_seed"])
-        self.timer = (CudaEventTimer(self.device, mode=req.get("timing_mode", "events"))
-                      if self.device.startswith("cuda") else CpuTimer())
-        self.flush = flusher_for(self.device, req["cache_flush"])
-        # Warm the framework before the snapshot so its own lazily started threads are not blamed.
-        self.torch.ones(8, device=self.device).sum().item()
-        self.integrity = Integrity()
-        # Packages this side imports from a checkout rather than the installed copy (nothing of
-        # them is imported yet: the zygote imports torch and perfbench only).
-        sys.path[:0] = [str(p) for p in req.get("import_paths", ())]
-        self.fn = self.program.load_callable(Path(req["file"]), untrusted=req["untrusted"])
-        probe = self.program.make_inputs(req["probe_seed"], req["probe_size"])
-        try:
-            inspect.signature(self.fn).bind(*probe)
-        except TypeError as exc:
-            raise CandidateRejected("candidate.signature", f"{req['file']}: cannot be called with the task's "
-                                    f"{len(probe)} inputs: {exc}") from None
-        except ValueError:
-            pass  # builtins without a signature: the call itself will tell
-        self._check_integrity()
+    def gate_call(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """One gate call (CPU): on the staged views of the input arena, which the scorer filled
+        while this process was frozen, after the memory the allocator hands out next was
+        poisoned; its outputs described in the table (row 0) like a timed call's, for the
+        scorer to read from this process's memory once it is frozen again.  Nothing this
+        process encodes decides the gate (#39)."""
+        side = self.side
+        side.last_block = ([], (), None)
+        side.poison(req["poison_bytes"], req["pattern"])
+        out = side.call(self.staged[1][0])
+        side.check_integrity()
+        self._describe_outputs([out])
+        side.last_block = ([out], (), None)   # alive until the scorer has read it
         return {"ok": True}, []
 
-    def _call(self, inputs: tuple) -> Any:
-        try:
-            with self.torch.no_grad():
-                out = self.fn(*inputs)
-            self._sync()
-        except Exception as exc:  # noqa: BLE001 - candidate code
-            raise _raised(exc) from None
-        return out
 
-    def _sync(self) -> None:
-        if self.device.startswith("cuda"):
-            self.torch.cuda.synchronize(self.device)
+class _OwnInputRequests:
+    """The protocol where this worker makes each block's inputs from a seed (CUDA; a contract
+    block's on either device): CHECK, PREPARE, TIME, FETCH, SET_MODE, PROFILE."""
 
-    def _check_integrity(self) -> None:
-        from ...core.errors import CandidateRejected
-
-        bad = self.integrity.violations()
-        if bad:
-            raise CandidateRejected(*bad[0])
-
-    def _poison(self, nbytes: int, pattern: int) -> None:
-        """Fill memory the allocator will hand out next with `pattern` bytes.
-
-        Blocks of the expected output's size are filled and freed, so an output allocated but
-        never written usually comes back holding the pattern.  Usually: the scorer does not rely
-        on it, it calls twice with different patterns and compares (correctness.judge_repeated_call).
-        """
-        n = max(int(nbytes), 1)
-        # Several blocks: the allocator hands back one of the most recently freed of a size.
-        junk = [self.torch.full((n,), pattern, dtype=self.torch.uint8, device=self.device)
-                for _ in range(32 if n < (1 << 16) else 2)]
-        del junk
+    def __init__(self, side: _WorkerState) -> None:
+        self.side, self.torch = side, side.torch
+        self.gate_inputs: tuple = ()   # the last gate call's input tensors, refilled by the next
+        self.pending: list[tuple] = []
 
     def _refill(self, held: tuple, fresh: tuple) -> tuple:
         """Copy the new values into the previous call's input tensors, in place.
@@ -224,13 +257,13 @@ class _WorkerState:
             for pattern in req["poisons"]:   # identical inputs, one call per poison pattern
                 # Refilled in place across calls and across requests (the scorer sends one call
                 # per request, so that its timeout is one call's).
-                made = self.program.make_inputs(seed, req["size"])
+                made = self.side.program.make_inputs(seed, req["size"])
                 if req.get("transform"):   # the task's input contract (pipeline/gate.contract_gate)
-                    made = transformed(made, req["transform"], self.program.spec.contract_args)
+                    made = transformed(made, req["transform"], self.side.program.spec.contract_args)
                 inputs = self._refill(self.gate_inputs, made)
-                self._poison(req["poison_bytes"], pattern)
-                out = self._call(inputs)
-                self._check_integrity()
+                self.side.poison(req["poison_bytes"], pattern)
+                out = self.side.call(inputs)
+                self.side.check_integrity()
                 out_meta, out_blobs = encode_values(as_outputs(out), inputs)
                 in_meta, in_blobs = encode_values(list(inputs))
                 results.append({"outputs": out_meta, "inputs": in_meta})
@@ -239,75 +272,61 @@ class _WorkerState:
                 del out
         return {"results": results}, blobs
 
-    def gate_call(self, req: dict[str, Any]) -> tuple[dict, list]:
-        """One gate call (CPU): on the staged views of the input arena, which the scorer filled
-        while this process was frozen, after the memory the allocator hands out next was
-        poisoned; its outputs described in the table (row 0) like a timed call's, for the
-        scorer to read from this process's memory once it is frozen again.  Nothing this
-        process encodes decides the gate (#39)."""
-        self.last_block = ([], (), None)
-        self._poison(req["poison_bytes"], req["pattern"])
-        out = self._call(self.staged[1][0])
-        self._check_integrity()
-        self._describe_outputs([out])
-        self.last_block = ([out], (), None)   # alive until the scorer has read it
-        return {"ok": True}, []
-
     def prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         """Generate a block's fresh inputs; a separate request so the scorer's wall clock of
         'time' contains the calls and not the input generation."""
         from ...core.score_key import iteration_seed
         from ...task.contract import transformed
 
-        self.pending = [self.program.make_inputs(iteration_seed(req["seed"], k), req["size"])
+        self.pending = [self.side.program.make_inputs(iteration_seed(req["seed"], k), req["size"])
                         for k in range(req["iters"])]
         if req.get("transform"):   # a contract block (sides/contract_blocks.py)
-            self.pending = [transformed(x, req["transform"], self.program.spec.contract_args) for x in self.pending]
-        self.last_block = ([], (), None)  # free the previous block's outputs now, not inside 'time'
-        self._sync()
+            self.pending = [transformed(x, req["transform"], self.side.program.spec.contract_args) for x in self.pending]
+        self.side.last_block = ([], (), None)  # free the previous block's outputs now, not inside 'time'
+        self.side.sync()
         return {"ok": True}, []
 
     def time(self, req: dict[str, Any]) -> tuple[dict, list]:
         inputs, self.pending = self.pending, []
         try:
             with self.torch.no_grad():
-                block = self.timer.time_block(self.fn, inputs, self.flush)
+                block = self.side.timer.time_block(self.side.fn, inputs, self.side.flush)
         except Exception as exc:  # noqa: BLE001 - candidate code
             raise _raised(exc) from None
-        self._check_integrity()
-        self.last_block = (list(block.outputs), tuple(inputs), block.digests)
+        self.side.check_integrity()
+        self.side.last_block = (list(block.outputs), tuple(inputs), block.digests)
         reply = {"total_ns": float(block.total_ns)}
-        if self.device.startswith("cuda"):
+        if self.side.device.startswith("cuda"):
             # The host's clock of the block (synchronize-bounded) beside the events, how it was
             # timed, and the SM clock right after it (throttle check without NVML permissions; the
             # scorer reads the baseline's only, both sides pay for the probe alike).
-            reply.update(host_ns=block.host_ns, mode=block.mode, fallback=self.timer.fallback,
-                         fallback_message=self.timer.fallback_message, clock_mhz=self.timer.clock_mhz())
+            reply.update(host_ns=block.host_ns, mode=block.mode, fallback=self.side.timer.fallback,
+                         fallback_message=self.side.timer.fallback_message, clock_mhz=self.side.timer.clock_mhz())
         return reply, []
 
     def set_mode(self, req: dict[str, Any]) -> tuple[dict, list]:
         """The run's timing mode, once the scorer has chosen it (task mode "auto")."""
-        self.timer.mode = req["mode"]
+        self.side.timer.mode = req["mode"]
         return {"ok": True}, []
 
     def profile(self, req: dict[str, Any]) -> tuple[dict, list]:
         """One timed call under the profiler: the device work it did outside the timed window."""
         from ...timing.cuda.side_streams import outside_window, profile_timed_call
 
-        inputs = self.program.make_inputs(req["seed"], req["size"])
+        inputs = self.side.program.make_inputs(req["seed"], req["size"])
         try:
             with self.torch.no_grad():
-                acts = profile_timed_call(self.timer, self.fn, inputs, self.flush)
+                acts = profile_timed_call(self.side.timer, self.side.fn, inputs, self.side.flush)
         except Exception as exc:  # noqa: BLE001 - the candidate's or the profiler's
             raise _raised(exc) from None
-        self._check_integrity()
+        self.side.check_integrity()
         return {"findings": outside_window(acts), "activities": len(acts)}, []
 
     def fetch(self, req: dict[str, Any]) -> tuple[dict, list]:
         from ...task.program import as_outputs
         from ..wire.protocol import encode_values
 
-        outputs, inputs, digests = self.last_block
+        outputs, inputs, digests = self.side.last_block
         k = req["index"]
         out_meta, out_blobs = encode_values(as_outputs(outputs[k]), inputs[k])
         in_meta, in_blobs = encode_values(list(inputs[k]))
@@ -328,14 +347,18 @@ def main(fd: int, arena_fds: tuple[int, ...] = ()) -> None:
     serve(fd, arena_fds)
 
 
-def handlers(state: "_WorkerState", probe: Callable[[], dict]) -> dict:
-    """What answers each request (`Op`) but EXIT, which `serve` answers itself."""
+def handlers(side: _WorkerState, probe: Callable[[], dict], arena_fds: tuple[int, ...] = ()) -> dict:
+    """What answers each request (`Op`) but EXIT, which `serve` answers itself: the loaded side's
+    LOAD, the arena's requests (CPU) and the requests on inputs this worker makes (CUDA), as the
+    Op enum groups them."""
     from ..wire.protocol import Op
 
+    arena, own = _ArenaRequests(side, arena_fds), _OwnInputRequests(side)
     return {Op.PING: lambda req: ({"ok": True}, []), Op.PROBE: lambda req: ({"ok": True, "probe": probe()}, []),
-            Op.MAP: state.map, Op.LOAD: state.load, Op.CHECK: state.check, Op.GATE_CALL: state.gate_call,
-            Op.STAGE: state.stage, Op.RUN: state.run, Op.PREPARE: state.prepare, Op.TIME: state.time,
-            Op.FETCH: state.fetch, Op.SET_MODE: state.set_mode, Op.PROFILE: state.profile}
+            Op.LOAD: side.load,
+            Op.MAP: arena.map, Op.STAGE: arena.stage, Op.RUN: arena.run, Op.GATE_CALL: arena.gate_call,
+            Op.CHECK: own.check, Op.PREPARE: own.prepare, Op.TIME: own.time, Op.FETCH: own.fetch,
+            Op.SET_MODE: own.set_mode, Op.PROFILE: own.profile}
 
 
 def serve(fd: int, arena_fds: tuple[int, ...]) -> None:
@@ -349,14 +372,13 @@ def serve(fd: int, arena_fds: tuple[int, ...]) -> None:
 
     adopt_orphans()
     conn = Connection(fd)
-    state = _WorkerState()   # imports torch: unpinned, so the two workers import side by side
+    side = _WorkerState()   # imports torch: unpinned, so the two workers import side by side
     from .cpu_threads import pin_from_env
 
     pin_from_env()   # before any task code runs, and before torch's thread pool starts (lazily)
-    state.arena_fds = arena_fds
     from ..sandbox.plan import probe
 
-    answer = handlers(state, probe)
+    answer = handlers(side, probe, arena_fds)
     while True:
         try:
             req = json.loads(conn.recv_bytes())
