@@ -20,6 +20,7 @@ from ..core.version import __version__
 from .batch import score_batch
 from .clocks import clock_request, clocks_group
 from .output import write_json
+from .peaks import peaks
 from .scorch import scorch
 from .tasks import tasks_group
 from .termination import handle_termination
@@ -321,6 +322,7 @@ main.add_command(scorch)
 main.add_command(score_batch)
 main.add_command(tasks_group)
 main.add_command(clocks_group)
+main.add_command(peaks)
 
 
 def entry() -> None:

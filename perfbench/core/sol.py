@@ -1,0 +1,80 @@
+"""Speed of light: the least time the machine allows one call, and how far a measured time is
+from it.  Pure: the work (bytes, flops) and the peaks come in, figures go out.
+
+- `t_sol` = max(bytes / bandwidth, flops / flop_rate): the roofline's bound at this work, and
+  which of the two bounds it (`memory` or `compute`; memory-only where no flops are known).
+- `fraction_of_sol` = t_sol / t: 1 at the limit.
+- `sol_score` = 1 / (1 + (t_k - t_sol) / (t_b - t_sol)), SOL-ExecBench's formula: 1 at the
+  limit, 0.5 at the baseline's time, clamped to [0, 1] here (a time below t_sol, or a baseline at
+  it, is not a score to extrapolate).
+- `headroom` = t_baseline / t_sol: the largest speedup over the baseline physics allows.
+
+A time's CI maps through each figure monotonically, so each figure's CI is the figure at the
+time's CI bounds (in the order that keeps low <= high).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+BOUND_MEMORY, BOUND_COMPUTE = "memory", "compute"
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """The machine's rates the bound uses: bytes/s of the memory level the data comes from, and
+    FLOP/s of the dtype the work runs in (None: unknown, the bound is memory-only)."""
+
+    bandwidth_bytes_s: float
+    flop_s: float | None = None
+    source: str = ""   # where they came from (measured now, bench_configs' [peaks], ...)
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.bandwidth_bytes_s) and self.bandwidth_bytes_s > 0):
+            raise ValueError(f"bandwidth must be a positive number of bytes/s, got {self.bandwidth_bytes_s!r}")
+        if self.flop_s is not None and not (math.isfinite(self.flop_s) and self.flop_s > 0):
+            raise ValueError(f"flop_s must be a positive number or None, got {self.flop_s!r}")
+
+
+@dataclass(frozen=True)
+class Bound:
+    t_sol_s: float
+    bound: str         # BOUND_MEMORY or BOUND_COMPUTE
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def t_sol(bytes_moved: float, flops: float | None, peaks: Peaks) -> Bound:
+    """The least time one call can take: its bytes at the bandwidth, its flops at the FLOP/s."""
+    if not (math.isfinite(bytes_moved) and bytes_moved > 0):
+        raise ValueError(f"bytes must be a positive number, got {bytes_moved!r}")
+    memory = bytes_moved / peaks.bandwidth_bytes_s
+    compute = flops / peaks.flop_s if flops and peaks.flop_s else 0.0
+    return Bound(compute, BOUND_COMPUTE) if compute > memory else Bound(memory, BOUND_MEMORY)
+
+
+def fraction_of_sol(t_s: float, bound: Bound) -> float:
+    """t_sol / t: 1 at the limit; above 1 for a time the bound says cannot be."""
+    return bound.t_sol_s / t_s
+
+
+def sol_score(t_kernel_s: float, t_baseline_s: float, bound: Bound) -> float:
+    """SOL-ExecBench's 1 / (1 + (t_k - t_sol) / (t_b - t_sol)), clamped to [0, 1]: 1 at the limit,
+    0.5 at the baseline's time, towards 0 as the kernel slows."""
+    over_baseline = t_baseline_s - bound.t_sol_s
+    if over_baseline <= 0:   # the baseline at (or under) the bound: nothing left to score against
+        return 1.0 if t_kernel_s <= t_baseline_s else 0.0
+    score = 1.0 / (1.0 + (t_kernel_s - bound.t_sol_s) / over_baseline)
+    return min(1.0, max(0.0, score))
+
+
+def headroom(t_baseline_s: float, bound: Bound) -> float:
+    """t_baseline / t_sol: the largest speedup over the baseline that physics allows."""
+    return t_baseline_s / bound.t_sol_s
+
+
+def interval(figure, low_t: float, high_t: float) -> tuple[float, float]:
+    """A figure's CI from a time's CI (the figure is monotone in the time)."""
+    a, b = figure(low_t), figure(high_t)
+    return (a, b) if a <= b else (b, a)
