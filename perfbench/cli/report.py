@@ -106,6 +106,9 @@ def score_table(r: ScoreResult) -> str:
                              + (f"  UNSTABLE: they differ by {100 * (st.spread - 1):.1f}%, a process's own CI is "
                                 f"{100 * (st.within_width - 1):.1f}% wide" if st.unstable else "  (agree)")
                              + f"; SD {100 * st.within_sd:.1f}% from their pairs, {100 * st.between_sd:.1f}% their own")
+            sol = r.sol
+            if sol is not None:
+                lines += _sol_lines(sol)
             if r.threading:
                 lines.append(f"{'threads':<10} {r.threading['threads']} on cores {r.threading['cpus']} "
                              f"(OpenMP {r.threading.get('openmp_runtime')}, wait policy "
@@ -133,6 +136,19 @@ def score_table(r: ScoreResult) -> str:
         lines.append(f"{'warning':<10} {w}")
     lines.append(f"{'verdict':<10} {r.verdict.upper()}")
     return "\n".join(lines)
+
+
+def _sol_lines(sol: dict) -> list[str]:
+    """The speed-of-light lines: the bound and where it came from, each side's share of it."""
+    p, w, c, b = sol["peaks"], sol["work"], sol["candidate"], sol["baseline"]
+    rate = (f"{p['bandwidth_bytes_s'] / 1e9:.1f} GB/s {p['bandwidth_kind']} at {p['working_set_bytes'] >> 10} KiB"
+            + (f", {p['flop_s'] / 1e9:.1f} GFLOP/s {p['dtype']}" if p.get("flop_s") else ""))
+    work = f"{w['bytes'] / 1e6:.2f} MB" + (f", {w['flops'] / 1e6:.1f} MFLOP" if w.get("flops") else "")
+    lo, hi = c["fraction_ci"]
+    return [f"{'sol':<10} {format_time(sol['t_sol_ns'])} per call, {sol['bound']}-bound ({work}; {rate}, "
+            f"{p['source']})",
+            f"{'of sol':<10} baseline {100 * b['fraction_of_sol']:.1f}%, candidate {100 * c['fraction_of_sol']:.1f}% "
+            f"[{100 * lo:.1f}%, {100 * hi:.1f}%]; SOL score {c['sol_score']:.3f}; headroom {sol['headroom']:.1f}x"]
 
 
 def validation_table(v: "ValidationReport") -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from . import crossover, stats
+from . import crossover, sol, stats
 from .version import __version__
 
 # 2: PairedSamples.processes (the worker process of each pair) and summary.stability.  Version 1
@@ -320,6 +320,7 @@ class ScoreResult:
     benchmarks: tuple[BenchmarkComparison, ...] = ()   # GPU MODE: one comparison per benchmark
     deadline_s: float | None = None   # the whole score's deadline (core/deadline.py); None: none set
     contract: dict[str, Any] = field(default_factory=dict)   # the gate's input-contract calls (task/contract.py)
+    sol_inputs: dict[str, Any] = field(default_factory=dict)   # {"work", "peaks"}: what `sol` is computed from
     perfbench_version: str = __version__
     schema_version: int = SCHEMA_VERSION
 
@@ -404,8 +405,18 @@ class ScoreResult:
             "comparison": c.to_dict() if c else None, "worker_logs": dict(self.worker_logs),
             "clock_control": dict(self.clock_control), "isolation": dict(self.isolation),
             "threading": dict(self.threading), "benchmarks": [b.to_dict() for b in self.benchmarks],
-            "deadline_s": self.deadline_s, "contract": dict(self.contract),
+            "deadline_s": self.deadline_s, "contract": dict(self.contract), "sol": self.sol,
         }
+
+    @property
+    def sol(self) -> dict[str, Any] | None:
+        """The speed-of-light section (core/sol.section), from the work, the peaks and the samples."""
+        c = self.comparison
+        if not self.sol_inputs or c is None:
+            return None
+        return sol.section(self.sol_inputs["work"], self.sol_inputs["peaks"], c.samples.baseline_ns,
+                           c.samples.candidate_ns, c.solution.candidate_ns if c.solution else None,
+                           c.summary.speedup.confidence)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ScoreResult":
@@ -422,4 +433,5 @@ class ScoreResult:
                    isolation=dict(d.get("isolation", {})), threading=dict(d.get("threading", {})),
                    benchmarks=tuple(BenchmarkComparison.from_dict(b) for b in d.get("benchmarks", ())),
                    deadline_s=d.get("deadline_s"), contract=dict(d.get("contract") or {}),
+                   sol_inputs={k: d["sol"][k] for k in ("work", "peaks")} if d.get("sol") else {},
                    perfbench_version=d["perfbench_version"])

@@ -15,6 +15,7 @@ time's CI bounds (in the order that keeps low <= high).
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import asdict, dataclass
 
 BOUND_MEMORY, BOUND_COMPUTE = "memory", "compute"
@@ -78,3 +79,43 @@ def interval(figure, low_t: float, high_t: float) -> tuple[float, float]:
     """A figure's CI from a time's CI (the figure is monotone in the time)."""
     a, b = figure(low_t), figure(high_t)
     return (a, b) if a <= b else (b, a)
+
+
+def median_ci(values, confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free CI of a sample's median: the order statistics the binomial(n, 1/2)
+    puts `confidence` between (the whole range for very small samples)."""
+    xs = sorted(values)
+    n = len(xs)
+    if n == 0:
+        raise ValueError("no values")
+    tail = (1.0 - confidence) / 2.0
+    cdf, k = 0.0, 0
+    while k < n:   # the largest k with P(Binomial(n, 1/2) <= k - 1) <= tail
+        step = math.comb(n, k) / 2.0 ** n
+        if cdf + step > tail:
+            break
+        cdf += step
+        k += 1
+    return xs[max(k - 1, 0)], xs[min(n - k, n - 1)]
+
+
+def _side(times_ns, bound: Bound, confidence: float) -> dict:
+    t = statistics.median(times_ns) * 1e-9
+    lo, hi = (x * 1e-9 for x in median_ci(times_ns, confidence))
+    return {"median_ns": t * 1e9, "fraction_of_sol": fraction_of_sol(t, bound),
+            "fraction_ci": list(interval(lambda x: fraction_of_sol(x, bound), lo, hi))}
+
+
+def section(work: dict, peaks: dict, baseline_ns, candidate_ns, solution_ns=None,
+            confidence: float = 0.95) -> dict:
+    """A verdict's `sol`, from what was measured: the call's work, the peaks, each side's times
+    per call (ns).  Recomputed from these wherever the verdict is read."""
+    bound = t_sol(work["bytes"], work.get("flops"), Peaks(peaks["bandwidth_bytes_s"], peaks.get("flop_s")))
+    t_b = statistics.median(baseline_ns) * 1e-9
+    cand = _side(candidate_ns, bound, confidence)
+    lo, hi = (x * 1e-9 for x in median_ci(candidate_ns, confidence))
+    cand.update(sol_score=sol_score(cand["median_ns"] * 1e-9, t_b, bound),
+                sol_score_ci=list(interval(lambda x: sol_score(x, t_b, bound), lo, hi)))
+    return {"work": dict(work), "peaks": dict(peaks), "t_sol_ns": bound.t_sol_s * 1e9, "bound": bound.bound,
+            "headroom": headroom(t_b, bound), "baseline": _side(baseline_ns, bound, confidence), "candidate": cand,
+            "solution": _side(solution_ns, bound, confidence) if solution_ns else None}

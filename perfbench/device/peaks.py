@@ -197,3 +197,32 @@ def measure_peaks(device: str = "cpu", threads: int = 1, *, quick: bool = False,
     finally:
         torch.set_num_threads(before)
     return PeakReport(device, threads, caches, tuple(bandwidth), tuple(gemm), time.perf_counter() - t0, datasheet)
+
+
+def bound_peaks(device: str, threads: int, working_set_bytes: int, dtype: str | None) -> dict:
+    """The two rates one score's speed-of-light bound needs, measured now (a fraction of a
+    second): the bandwidth of the level the call's data comes from, and the GEMM FLOP/s of its
+    dtype (`dtype` None: memory-only).  The level: on CUDA the timer flushes L2 before each call,
+    so DRAM; on the CPU the scorer has just written the inputs, so the smallest probed working
+    set that holds the call's.  The fastest of read, copy and triad there: a bound must not be
+    slower than what any access pattern reaches."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    cuda = device.startswith("cuda")
+    sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
+    try:
+        if cuda:
+            l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0))
+            ws = max(working_set_bytes, 4 * max(l2, 1 << 20))
+        else:
+            ws = next((s for s in working_sets(cpu_caches()) if s >= working_set_bytes), working_set_bytes)
+        bandwidth = measure_bandwidth(torch, device, [ws], sync, 0.01, 3)
+        best = max(bandwidth, key=lambda r: r.value)
+        gemm = measure_gemm(torch, device, (dtype,), 512, sync, 0.01, 3)[0] if dtype else None
+    finally:
+        torch.set_num_threads(before)
+    return {"bandwidth_bytes_s": best.value, "bandwidth_kind": best.kind, "working_set_bytes": ws,
+            "flop_s": gemm.value if gemm else None, "dtype": dtype,
+            "source": "measured in this score" + (" (DRAM: L2 is flushed per call)" if cuda else "")}

@@ -37,6 +37,7 @@ from .gate import gate_with_contract, load_side, task_tolerance
 from .process_checks import (baseline_alone, block_diagnostics, check_tampering, clock_warnings, isolation_record,
                              merge_diagnostics)
 from .s_ref_choice import choose_s_ref
+from .speed_of_light import speed_of_light_inputs
 from .sandboxes import ScorerStart
 from .verdict_fields import VerdictFields
 from .workers import ForkedWorkers, Workers
@@ -73,6 +74,10 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
     setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, key,
                      deadline, solution_file)
+    if not spec.benchmarks:   # (GPU MODE's several sizes: not yet)
+        base.sol_inputs, why = speed_of_light_inputs(program, spec, device, key.probe_seed)
+        if why:
+            base.warn(why)
     rule = StoppingRule(cfg.processes, s_ref, sampler_cfg.confidence, cfg.target_r_ci, cfg.ci_target,
                         cfg.stop_min_processes)
     shared = _SizeShared(rule, check_seeds, fp, calibration, workers, say, progress, baselines)

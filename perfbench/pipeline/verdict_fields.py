@@ -25,6 +25,7 @@ class VerdictFields:
     isolation: dict[str, Any] = field(default_factory=dict)  # the candidate's sandbox, as process 0 saw it
     clock_control: dict[str, Any] = field(default_factory=dict)
     contract: dict[str, Any] = field(default_factory=dict)   # the gate's contract calls and the blocks since
+    sol_inputs: dict[str, Any] = field(default_factory=dict)  # the call's work and the peaks (core/sol.py)
 
     def warn(self, *messages: str) -> None:
         self.warnings += [m for m in messages if m not in self.warnings]

@@ -23,6 +23,7 @@ class Work:
     flops: int | None     # None: nothing FlopCounterMode counts (the bound is memory-only)
     bytes_source: str = WORK_COUNTED
     flops_source: str | None = WORK_COUNTED
+    dtype: str | None = None   # the largest floating-point input's: the FLOP/s that bound applies
 
     def __post_init__(self) -> None:
         if self.bytes <= 0:
@@ -54,5 +55,7 @@ def count_work(program: Any, size: str, seed: int = 0) -> Work:
     with FlopCounterMode(display=False) as counter:
         outputs = program.reference(inputs)
     flops = int(counter.get_total_flops())
+    floats = [x for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    dtype = str(max(floats, key=lambda x: x.numel()).dtype).removeprefix("torch.") if floats else None
     return Work(bytes=tensor_bytes(inputs) + tensor_bytes(outputs), flops=flops or None,
-                flops_source=WORK_COUNTED if flops else None)
+                flops_source=WORK_COUNTED if flops else None, dtype=dtype)

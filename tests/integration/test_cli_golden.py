@@ -12,7 +12,7 @@ FAST = ["--pairs", "6", "--max-pairs", "6", "--timeout", "20", "--processes", "1
 
 SCORE_KEYS = {"candidate", "checks", "ci", "clock_control", "comparison", "device", "isolation", "overrides",
               "p_value", "perfbench_version", "r_impl", "r_perf", "reasons", "reward", "s_ref", "s_ref_source",
-              "live_s_ref", "benchmarks", "deadline_s", "contract",
+              "live_s_ref", "benchmarks", "deadline_s", "contract", "sol",
               "schema_version", "seed", "speedup", "task", "task_kind", "tests_passed", "tests_total", "threading",
               "verdict", "warnings", "worker_logs"}
 # GPU MODE problems: one comparison per benchmark (tests/integration/test_gpumode_cli.py)
@@ -31,6 +31,9 @@ SAMPLES_KEYS = {"baseline_first", "baseline_ns", "candidate_ns", "conditions", "
 ISOLATION_KEYS = {"caps_dropped", "cgroup", "cpuset", "details", "ipc_ns", "minimal_root", "missing", "mount_ns",
                   "net_ns", "no_keyrings", "no_new_privs", "no_userfaultfd", "pid_ns", "private_tmpfs", "readonly_fs",
                   "scorer_nondumpable", "startup_ms", "uid", "worker_uid", "zygote_source", "zygote_startup_ms"}
+# The speed-of-light section (docs/speed_of_light.md)
+SOL_KEYS = {"work", "peaks", "t_sol_ns", "bound", "headroom", "baseline", "candidate", "solution"}
+SOL_SIDE_KEYS = {"median_ns", "fraction_of_sol", "fraction_ci"}
 BATCH_KEYS = {"failures", "fast_p", "mean_r_perf", "mixed_hardware", "outcomes", "passed_gate", "ran", "rows",
               "rows_per_minute", "wall_s"}
 
@@ -48,6 +51,8 @@ def test_score_json_keys_and_exit_codes(run_cli, tmp_path):
     assert set(doc["comparison"]["solution"]) == {"samples", "summary"}
     assert set(doc["comparison"]["solution"]["samples"]) == SAMPLES_KEYS
     assert set(doc["comparison"]["solution"]["summary"]) == SOLUTION_SUMMARY_KEYS
+    assert set(doc["sol"]) == SOL_KEYS and set(doc["sol"]["candidate"]) == SOL_SIDE_KEYS | {"sol_score", "sol_score_ci"}
+    assert set(doc["sol"]["baseline"]) == set(doc["sol"]["solution"]) == SOL_SIDE_KEYS
     rejected = run_cli("score", TASK, FIX / "candidates" / "wrong_values.py", "--json", *FAST)
     assert rejected.returncode == 1
     doc = json.loads(rejected.stdout)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 
 import pytest
 
@@ -217,7 +218,23 @@ def test_a_score_round_trips_every_field_and_says_its_reward():
         "warnings": ["w1", "w2"], "overrides": {"n": 3}, "comparison": r.comparison.to_dict(),
         "worker_logs": {"candidate": "log"}, "clock_control": {"status": "not_applicable"},
         "isolation": {"missing": []}, "threading": {"threads": 1}, "benchmarks": [], "deadline_s": 480.0,
-        "contract": {}}
+        "contract": {}, "sol": None}
+
+
+def test_the_speed_of_light_section_is_recomputed_from_the_work_the_peaks_and_the_samples():
+    work = {"bytes": 4_000_000, "flops": None, "bytes_source": "counted", "flops_source": None, "dtype": "float32"}
+    peaks = {"bandwidth_bytes_s": 40e9, "bandwidth_kind": "copy", "working_set_bytes": 1 << 22, "flop_s": None,
+             "dtype": None, "source": "measured in this score"}
+    r = score(sol_inputs={"work": work, "peaks": peaks})
+    sol = r.to_dict()["sol"]
+    assert round_trip(r) == r and ScoreResult.from_dict(r.to_dict()).sol == sol
+    assert (sol["t_sol_ns"], sol["bound"]) == (pytest.approx(1e5), "memory")    # 4 MB at 40 GB/s: 100 us
+    base_ns, cand_ns = r.comparison.samples.baseline_ns, r.comparison.samples.candidate_ns
+    assert sol["baseline"]["fraction_of_sol"] == pytest.approx(1e5 / statistics.median(base_ns))
+    assert sol["candidate"]["fraction_of_sol"] == pytest.approx(1e5 / statistics.median(cand_ns))
+    assert sol["headroom"] == pytest.approx(statistics.median(base_ns) / 1e5)
+    lo, hi = sol["candidate"]["fraction_ci"]
+    assert lo <= sol["candidate"]["fraction_of_sol"] <= hi and 0 <= sol["candidate"]["sol_score"] <= 1
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("inf"), float("nan")])

@@ -16,7 +16,7 @@ def test_a_gemm_is_counted_2mkn_flops_and_its_three_matrices_bytes():
     program = TaskProgram(load_task(TASKS / "small_gemm"), "cpu")
     m, k, n = 128, 256, 128
     work = count_work(program, "medium", seed=3)
-    assert work == Work(bytes=4 * (m * k + k * n + m * n), flops=2 * m * k * n)
+    assert work == Work(bytes=4 * (m * k + k * n + m * n), flops=2 * m * k * n, dtype="float32")
     assert (work.bytes_source, work.flops_source) == (WORK_COUNTED, WORK_COUNTED)
 
 
