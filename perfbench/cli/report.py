@@ -155,6 +155,8 @@ def validation_table(v: "ValidationReport") -> str:
     lines = [f"{'task':<22} {v.task}"]
     for g in v.gates:
         lines.append(f"{g.name:<22} {'ok  ' if g.ok else 'FAIL'} {g.detail}")
+    for w in v.warnings:
+        lines.append(f"{'warning':<22} {w}")
     lines.append(f"{'valid':<22} {'yes' if v.ok else 'NO'}")
     return "\n".join(lines)
 

@@ -67,6 +67,15 @@ class GateResult:
     detail: str
 
 
+def unreachable_reward(s_ref: float, headroom: float) -> str | None:
+    """A warning when R_perf = 1 needs a speedup (s_ref^2) above what physics allows over the
+    baseline (`headroom` = t_baseline / t_sol, core/sol.py), or None."""
+    if s_ref ** 2 <= headroom:
+        return None
+    return (f"R_perf = 1 needs a speedup of s_ref^2 = {s_ref ** 2:.2f}, but the baseline is only {headroom:.2f}x "
+            "its speed-of-light time here: a reward of 1 is physically out of reach on this machine")
+
+
 def gate_s_ref(s_ref: float, ci_low: float) -> GateResult:
     """The reference solution must beat the baseline by MIN_S_REF, stably (CI low end too)."""
     ok = s_ref >= MIN_S_REF and ci_low >= MIN_S_REF

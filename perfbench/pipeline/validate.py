@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.results import VERDICT_REJECTED, ScoreResult
-from ..core.scoring import GateResult, gate_impl_tests, gate_s_ref, gate_stable, gate_starter_not_faster
+from ..core.scoring import (GateResult, gate_impl_tests, gate_s_ref, gate_stable, gate_starter_not_faster,
+                            unreachable_reward)
 from ..task.impl_tests import count_tests
 from ..task.spec import load_task
 from .score import ScoreConfig, score
@@ -24,6 +25,7 @@ class ValidationReport:
     task: str
     gates: tuple[GateResult, ...]
     runs: dict[str, ScoreResult]   # "solution" / "starter" -> its score
+    warnings: tuple[str, ...] = ()   # said, not failed (e.g. a reward physics rules out)
 
     @property
     def ok(self) -> bool:
@@ -37,6 +39,7 @@ class ValidationReport:
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "ok": self.ok, "measured_s_ref": self.measured_s_ref,
                 "gates": [{"name": g.name, "ok": g.ok, "detail": g.detail} for g in self.gates],
+                "warnings": list(self.warnings),
                 "runs": {k: r.to_dict() for k, r in self.runs.items()}}
 
 
@@ -79,7 +82,9 @@ def validate(task: str | Path, config: ScoreConfig | None = None,
     else:
         s_solution = sol.comparison.speedup if sol.verdict != VERDICT_REJECTED else None
         gates.append(gate_starter_not_faster(sta.comparison.speedup, sta.comparison.ci[0], s_solution))
-    return ValidationReport(spec.name, tuple(gates), runs)
+    sol_section = sol.sol if sol.verdict != VERDICT_REJECTED else None
+    unreachable = unreachable_reward(sol.comparison.speedup, sol_section["headroom"]) if sol_section else None
+    return ValidationReport(spec.name, tuple(gates), runs, (unreachable,) if unreachable else ())
 
 
 def _with_s_ref(cfg: ScoreConfig) -> ScoreConfig:

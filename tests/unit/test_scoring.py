@@ -178,3 +178,12 @@ def test_gate_stable_says_the_spread_in_percent():
 
     g = gate_stable(Stability((2.0, 2.2), ((1.98, 2.06), (2.18, 2.27))), 2.1)
     assert g.detail.startswith("worker processes' speedups spread 10.0% (a process's own CI ")
+
+
+def test_a_reward_beyond_the_speed_of_light_is_said():
+    from perfbench.core.scoring import unreachable_reward
+
+    assert unreachable_reward(3.0, 9.0) is None and unreachable_reward(3.0, 20.0) is None
+    assert unreachable_reward(4.0, 9.5) == ("R_perf = 1 needs a speedup of s_ref^2 = 16.00, but the baseline is only "
+                                            "9.50x its speed-of-light time here: a reward of 1 is physically out of "
+                                            "reach on this machine")
