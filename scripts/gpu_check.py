@@ -10,7 +10,7 @@ inside the events; re-implemented here as `SyncInWindowTimer` for comparison):
   - a 2x comparison at 5-10 us and A/A at 5 and 50 us through `compare`; graph mode at 2 us;
   - the hold's timeout (a call that synchronises), side-stream calls found in a profile, the
     host clock beside the events, the L2 flush (warm vs flushed read), the clock probe vs NVML;
-  - NVML reads, the monitor, the clock lock in dry-run mode;
+  - NVML reads, the monitor, the clock lock in dry-run mode; `perfbench peaks` on CUDA (#61);
   - `score` through sandboxed workers: honest, side-stream (x2), synchronising, current-stream;
     a live s_ref (the solution a third worker); a GPU MODE problem, right and wrong.
 Writes DIR/gpu_check.json after every step and prints a short table last.
@@ -181,6 +181,14 @@ def main() -> int:
         if nvml is not None:
             nv = nvml.read(nvml.handle(bus)).sm_mhz
         return {"probe_mhz": mhz, "nvml_sm_mhz": nv, "nvml_why": why}
+    def peaks():   # #61: the CUDA path of `perfbench peaks` and of a score's speed-of-light bound
+        from perfbench.device.peaks import bound_peaks, measure_peaks
+
+        report = measure_peaks("cuda", 1, quick=True).to_dict()
+        return {"peaks": report, "bound": bound_peaks("cuda", 1, 64 << 20, "float32")}
+
+    step("peaks", peaks, lambda v: f"DRAM copy {v['bound']['bandwidth_bytes_s'] / 1e9:.0f} GB/s, GEMM " + ", ".join(
+        f"{g['dtype']} {g['value'] / 1e12:.1f}T" for g in v["peaks"]["gemm"]))
     step("clock_probe", probe, lambda v: f"probe {v['probe_mhz'][-1]} MHz, nvml {v['nvml_sm_mhz']} MHz")
     mhz = details.get("clock_probe", {}).get("probe_mhz", [1980.0])[-1] if "error" not in details.get("clock_probe", {}) else 1980.0
 
