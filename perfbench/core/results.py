@@ -273,14 +273,17 @@ class BenchmarkComparison:
     name: str
     spec: dict[str, Any]
     comparison: ComparisonResult
+    sol_inputs: dict[str, Any] = field(default_factory=dict)   # {"work", "peaks"} at this benchmark's size
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "spec": dict(self.spec), "speedup": self.comparison.speedup,
-                "ci": list(self.comparison.ci), "comparison": self.comparison.to_dict()}
+                "ci": list(self.comparison.ci), "comparison": self.comparison.to_dict(),
+                "sol": sol.section_of(self.sol_inputs, self.comparison)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "BenchmarkComparison":
-        return cls(d["name"], dict(d["spec"]), ComparisonResult.from_dict(d["comparison"]))
+        return cls(d["name"], dict(d["spec"]), ComparisonResult.from_dict(d["comparison"]),
+                   {k: d["sol"][k] for k in ("work", "peaks")} if d.get("sol") else {})
 
 
 VERDICT_SCORED = "scored"
@@ -411,12 +414,7 @@ class ScoreResult:
     @property
     def sol(self) -> dict[str, Any] | None:
         """The speed-of-light section (core/sol.section), from the work, the peaks and the samples."""
-        c = self.comparison
-        if not self.sol_inputs or c is None:
-            return None
-        return sol.section(self.sol_inputs["work"], self.sol_inputs["peaks"], c.samples.baseline_ns,
-                           c.samples.candidate_ns, c.solution.candidate_ns if c.solution else None,
-                           c.summary.speedup.confidence)
+        return sol.section_of(self.sol_inputs, self.comparison)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ScoreResult":

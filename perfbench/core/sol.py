@@ -106,6 +106,16 @@ def _side(times_ns, bound: Bound, confidence: float) -> dict:
             "fraction_ci": list(interval(lambda x: fraction_of_sol(x, bound), lo, hi))}
 
 
+def section_of(inputs: dict, comparison) -> dict | None:
+    """`section` for a comparison (core/results.ComparisonResult) from {"work", "peaks"}; None
+    where either is missing."""
+    if not inputs or comparison is None:
+        return None
+    c = comparison
+    return section(inputs["work"], inputs["peaks"], c.samples.baseline_ns, c.samples.candidate_ns,
+                   c.solution.candidate_ns if c.solution else None, c.summary.speedup.confidence)
+
+
 def section(work: dict, peaks: dict, baseline_ns, candidate_ns, solution_ns=None,
             confidence: float = 0.95) -> dict:
     """A verdict's `sol`, from what was measured: the call's work, the peaks, each side's times

@@ -74,7 +74,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
     setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, key,
                      deadline, solution_file)
-    if not spec.benchmarks:   # (GPU MODE's several sizes: not yet)
+    if not spec.benchmarks:   # (GPU MODE: per benchmark, below)
         base.sol_inputs, why = speed_of_light_inputs(program, spec, device, key.probe_seed)
         if why:
             base.warn(why)
@@ -98,7 +98,10 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
             return timed
         comparison, n, logs = timed
         checks += n
-        benchmarks.append(BenchmarkComparison(name, spec.cases[name], comparison))
+        sol_inputs, why = speed_of_light_inputs(program, one.spec, device, key.probe_seed)
+        if why:
+            base.warn(why)
+        benchmarks.append(BenchmarkComparison(name, spec.cases[name], comparison, sol_inputs))
     return base.result(verdict=VERDICT_SCORED, reasons=(), checks=checks, benchmarks=tuple(benchmarks),
                        worker_logs=logs)
 

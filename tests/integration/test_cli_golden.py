@@ -16,7 +16,7 @@ SCORE_KEYS = {"candidate", "checks", "ci", "clock_control", "comparison", "devic
               "schema_version", "seed", "speedup", "task", "task_kind", "tests_passed", "tests_total", "threading",
               "verdict", "warnings", "worker_logs"}
 # GPU MODE problems: one comparison per benchmark (tests/integration/test_gpumode_cli.py)
-BENCHMARK_KEYS = {"name", "spec", "speedup", "ci", "comparison"}
+BENCHMARK_KEYS = {"name", "spec", "speedup", "ci", "comparison", "sol"}
 COMPARISON_KEYS = {"baseline", "candidate", "config", "device", "extra", "fingerprint", "perfbench_version", "samples",
                    "schema_version", "seed", "summary", "timer", "solution"}
 # The default s_ref here is live (tiny_task has no bench_configs entry): the solution's pairs

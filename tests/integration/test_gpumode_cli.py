@@ -33,6 +33,8 @@ def test_a_correct_submission_scores_each_benchmark_and_their_geometric_mean(run
     assert doc["r_perf"] == pytest.approx(0.0 if s <= 1.2 else min(1.0, math.log(s / 1.2) / math.log(1.2)))
     assert any("CUDA problem run on the CPU" in w for w in doc["warnings"])
     assert all(b["comparison"]["samples"]["iters_per_block"] >= 1 for b in benches)
+    # each benchmark's own speed of light, at its own size: the larger moves more bytes
+    assert benches[1]["sol"]["work"]["bytes"] > benches[0]["sol"]["work"]["bytes"] > 0 and doc["sol"] is None
 
 
 @pytest.mark.parametrize("solution,code,needle", [
