@@ -188,7 +188,7 @@ def test_a_benchmark_round_trips():
     b = BenchmarkComparison("large", {"size": 4096, "seed": 1}, comparison(solution=None))
     d = b.to_dict()
     assert d == {"name": "large", "spec": {"size": 4096, "seed": 1}, "speedup": b.comparison.speedup,
-                 "ci": list(b.comparison.ci), "comparison": b.comparison.to_dict()}
+                 "ci": list(b.comparison.ci), "comparison": b.comparison.to_dict(), "sol": None}
     assert BenchmarkComparison.from_dict(json.loads(json.dumps(d))) == b
     assert Reason("correctness.nan", "3 NaN").to_dict() == {"code": "correctness.nan", "message": "3 NaN"}
 
