@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core.errors import UsageError
 from .contract import parse_contract
+from .work import parse_work
 from .gpumode import FORMAT_GPUMODE
 from .gpumode import is_problem_dir as is_gpumode_dir
 from .gpumode import load as load_gpumode
@@ -65,6 +66,7 @@ class TaskSpec:
     benchmarks: tuple[str, ...] = ()         # GPU MODE: the sizes timed, one comparison each
     contract: tuple[str, ...] | None = None  # [contract] transforms; None: none declared (contract.STANDARD)
     contract_args: tuple[int, ...] | None = None   # [contract] args; None: every floating tensor
+    work: dict[str, Any] | None = None       # [work] flops, bytes of one timed call (task/work.py); None: counted
 
     def file(self, role: str) -> Path:
         """Path of reference/baseline/solution/starter/inputs (task_dir format)."""
@@ -84,7 +86,8 @@ class TaskSpec:
                 "timing_mode": self.timing_mode, "packages": list(self.packages),
                 "cases": {k: dict(v) for k, v in self.cases.items()}, "benchmarks": list(self.benchmarks),
                 "contract": None if self.contract is None else list(self.contract),
-                "contract_args": None if self.contract_args is None else list(self.contract_args)}
+                "contract_args": None if self.contract_args is None else list(self.contract_args),
+                "work": None if self.work is None else dict(self.work)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
@@ -175,6 +178,7 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     if not all(isinstance(name, str) and name.isidentifier() for name in packages):
         raise UsageError(f"{where}: [sandbox] packages must be a list of importable package names, got {packages!r}")
     contract, contract_args = parse_contract(_field(doc, "contract", dict, where, None), where)
+    work = parse_work(_field(doc, "work", dict, where, None), where)
     spec = TaskSpec(
         root=p.resolve(), format=FORMAT_DIR, name=_field(doc, "name", str, where, p.name), kind=kind,
         device=device, entry_point=_field(doc, "entry_point", str, where, "kernel"),
@@ -185,7 +189,7 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         s_ref_default=float(s_ref) if s_ref is not None else None, threads=threads,
         omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths), packages=tuple(packages),
         family=family,
-        timing_mode=timing_mode, contract=contract, contract_args=contract_args)
+        timing_mode=timing_mode, contract=contract, contract_args=contract_args, work=work)
     required = ["reference", "baseline", "inputs", "solution"] if kind == "perf" else ["solution"]
     for role in required:
         if not spec.file(role).is_file():

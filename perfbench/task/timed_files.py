@@ -33,6 +33,23 @@ def timed_files(spec: TaskSpec) -> list[Path]:
     return files
 
 
+# task.toml's tables that report on the timing or check the candidate but do not change what
+# the timing measures: [contract] (the inputs the gate and the untimed contract blocks draw) and
+# [work] (the speed of light's figures).  Adding or editing them leaves an s_ref standing.
+UNTIMED_TABLES = ("contract", "work")
+
+
+def without_untimed_tables(toml: bytes) -> bytes:
+    """task.toml's bytes less each UNTIMED_TABLES table (from its header to the next table or
+    the end), so a file that never had them digests as before."""
+    for name in UNTIMED_TABLES:
+        start = toml.find(b"\n[" + name.encode() + b"]")
+        if start >= 0:
+            end = toml.find(b"\n[", start + 1)
+            toml = toml[:start] + (toml[end:] if end >= 0 else b"")
+    return toml
+
+
 def timed_files_digest(spec: TaskSpec) -> str:
     """12 hex digits of SHA-256 over each timed file's path (relative to the task, so that every
     checkout agrees) and contents; a missing file counts as missing, not as empty."""
@@ -40,5 +57,8 @@ def timed_files_digest(spec: TaskSpec) -> str:
     base = spec.root if spec.root.is_dir() else spec.root.parent
     for f in timed_files(spec):
         h.update(os.path.relpath(f, base).replace(os.sep, "/").encode() + b"\0")
-        h.update(hashlib.sha256(f.read_bytes()).digest() if f.is_file() else b"missing")
+        data = f.read_bytes() if f.is_file() else None
+        if data is not None and f.name == "task.toml" and spec.format == FORMAT_DIR:
+            data = without_untimed_tables(data)
+        h.update(hashlib.sha256(data).digest() if data is not None else b"missing")
     return h.hexdigest()[:12]

@@ -86,3 +86,17 @@ def test_calibrate_neither_resumes_nor_compares_with_an_entry_of_other_timed_fil
     unrecorded = {"s_ref": 3.0, "protocol": PROTOCOL_VERSION}   # written before digests: taken as current
     assert _comparable(unrecorded, "bbbbbbbbbbbb") is unrecorded
     assert _comparable({"s_ref": 3.0}, "aaaaaaaaaaaa") is None   # protocol 1
+
+
+def test_the_contract_and_the_work_tables_leave_the_digest_standing(tmp_path):
+    # They check the candidate and report on the timing; they do not change what is timed.  A
+    # [contract] added to every shipped task.toml (#58) read every calibration as stale until then.
+    a = _copy(tmp_path, "a")
+    digest = timed_files_digest(load_task(a))
+    toml = a / "task.toml"
+    toml.write_text(toml.read_text() + '\n[contract]\ntransforms = ["scale:100"]\n\n[work]\nflops = "none"\n')
+    assert timed_files_digest(load_task(a)) == digest
+    toml.write_text(toml.read_text().replace('"scale:100"', '"shift:1"'))
+    assert timed_files_digest(load_task(a)) == digest
+    toml.write_text(toml.read_text().replace("pairs = 6", "pairs = 7"))   # what the timing reads: a new version
+    assert timed_files_digest(load_task(a)) != digest

@@ -36,3 +36,39 @@ def test_bytes_count_every_tensor_however_nested():
 def test_work_that_cannot_be_is_refused(fields, message):
     with pytest.raises(ValueError, match=message):
         Work(**fields)
+
+
+def test_what_a_task_declares_wins_over_the_count_and_says_so(tmp_path):
+    import shutil
+
+    shutil.copytree(TASKS / "small_gemm", tmp_path / "g")
+    toml = tmp_path / "g" / "task.toml"
+    toml.write_text(toml.read_text() + '\n[work]\nflops = "none"\nbytes = 1000\n')
+    work = count_work(TaskProgram(load_task(tmp_path / "g"), "cpu"), "medium")
+    assert (work.bytes, work.flops, work.bytes_source, work.flops_source) == (1000, None, "declared", "declared")
+    small = count_work(TaskProgram(load_task(tmp_path / "g"), "cpu"), "small")   # declared for the timed size only
+    assert small.bytes_source == "counted" and small.flops == 2 * 16 * 32 * 8
+
+
+def test_the_sparse_tasks_declare_no_compute_bound():
+    for name in ("csr_spmv", "csr_spmm"):
+        work = count_work(TaskProgram(load_task(TASKS / name), "cpu"), "small")
+        assert load_task(TASKS / name).work == {"flops": "none"} and work.flops_source == "counted"
+        timed = count_work(TaskProgram(load_task(TASKS / name), "cpu"), load_task(TASKS / name).timed_size)
+        assert timed.flops is None and timed.flops_source == "declared"
+
+
+@pytest.mark.parametrize("table,message", [
+    ('flops = -1', "flops must be a positive number or .none., got -1"),
+    ('bytes = "none"', "bytes must be a positive number, got 'none'"),
+    ('flop = 3', "unknown field 'flop'")])
+def test_a_bad_work_table_is_one_line(tmp_path, table, message):
+    import shutil
+
+    from perfbench.core.errors import UsageError
+
+    shutil.copytree(TASKS / "small_gemm", tmp_path / "g")
+    toml = tmp_path / "g" / "task.toml"
+    toml.write_text(toml.read_text() + f"\n[work]\n{table}\n")
+    with pytest.raises(UsageError, match=message):
+        load_task(tmp_path / "g")
