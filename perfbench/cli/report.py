@@ -100,12 +100,7 @@ def score_table(r: ScoreResult) -> str:
             if s.period is not None:
                 lines.append(_period_line(s.period))
             if s.stability is not None:
-                st = s.stability
-                lines.append(f"{'processes':<10} {len(st.process_speedups)}: "
-                             + ", ".join(f"{x:.3f}x" for x in st.process_speedups)
-                             + (f"  UNSTABLE: they differ by {100 * (st.spread - 1):.1f}%, a process's own CI is "
-                                f"{100 * (st.within_width - 1):.1f}% wide" if st.unstable else "  (agree)")
-                             + f"; SD {100 * st.within_sd:.1f}% from their pairs, {100 * st.between_sd:.1f}% their own")
+                lines.append(_processes_line(s.stability))
             sol = r.sol
             if sol is not None:
                 lines += _sol_lines(sol)
@@ -136,6 +131,14 @@ def score_table(r: ScoreResult) -> str:
         lines.append(f"{'warning':<10} {w}")
     lines.append(f"{'verdict':<10} {r.verdict.upper()}")
     return "\n".join(lines)
+
+
+def _processes_line(st) -> str:
+    """Each worker process's speedup, whether they agree, and the two parts of their spread."""
+    return (f"{'processes':<10} {len(st.process_speedups)}: " + ", ".join(f"{x:.3f}x" for x in st.process_speedups)
+            + (f"  UNSTABLE: they differ by {100 * (st.spread - 1):.1f}%, a process's own CI is "
+               f"{100 * (st.within_width - 1):.1f}% wide" if st.unstable else "  (agree)")
+            + f"; SD {100 * st.within_sd:.1f}% from their pairs, {100 * st.between_sd:.1f}% their own")
 
 
 def _sol_lines(sol: dict) -> list[str]:

@@ -63,14 +63,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
                          warnings=list(warnings))
     baseline_file = {FORMAT_KERNELBENCH: spec.root, FORMAT_GPUMODE: spec.file("reference")}.get(
         spec.format, spec.file("baseline"))
-    if spec.format == FORMAT_GPUMODE and spec.device == "cuda" and device == "cpu":
-        base.warn(f"{spec.name} is a CUDA problem run on the CPU (--device cpu): the tensors and "
-                  "generators its code asks for on cuda were made on the CPU (docs/tasks.md)")
-    if threading is not None:
-        base.threading = threading.to_dict()
-        if threading.oversubscribed:
-            base.warn(f"{spec.name} asks for {spec.threads} threads; this process may use only "
-                      f"{len(threading.cpus)} cores, so threads share them")
+    _where_it_runs(base, spec, device, threading)
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
     setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, key,
                      deadline, solution_file)
@@ -104,6 +97,18 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
         benchmarks.append(BenchmarkComparison(name, spec.cases[name], comparison, sol_inputs))
     return base.result(verdict=VERDICT_SCORED, reasons=(), checks=checks, benchmarks=tuple(benchmarks),
                        worker_logs=logs)
+
+
+def _where_it_runs(base: VerdictFields, spec: TaskSpec, device: str, threading) -> None:
+    """The verdict's threading record, and warnings about where the score runs."""
+    if spec.format == FORMAT_GPUMODE and spec.device == "cuda" and device == "cpu":
+        base.warn(f"{spec.name} is a CUDA problem run on the CPU (--device cpu): the tensors and "
+                  "generators its code asks for on cuda were made on the CPU (docs/tasks.md)")
+    if threading is not None:
+        base.threading = threading.to_dict()
+        if threading.oversubscribed:
+            base.warn(f"{spec.name} asks for {spec.threads} threads; this process may use only "
+                      f"{len(threading.cpus)} cores, so threads share them")
 
 
 @dataclass(frozen=True)
