@@ -177,11 +177,13 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
               help="The candidate imports package NAME from the checkout PATH, which its sandbox shows.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
+@click.option("--plot", type=click.Path(path_type=Path), default=None, metavar="FILE.png",
+              help="Also draw the speed of light as a roofline (docs/speed_of_light.md).")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, target_r_ci, ci_target,
           seed,
           clock_policy, require_locked_clocks, require_sandbox, timeout, deadline, fresh_workers, base_packages,
-          cand_packages, as_json, out, quiet):
+          cand_packages, as_json, out, plot, quiet):
     """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
 
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
@@ -208,7 +210,23 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes,
     write_json(result.to_dict(), out, as_json)
     if not as_json:
         click.echo(score_table(result))
+    if plot is not None:
+        _plot(result, plot)
     sys.exit(EXIT_REJECTED if result.verdict == VERDICT_REJECTED else 0)
+
+
+def _plot(result, path: Path) -> None:
+    """The roofline, or a line on stderr saying why there is none (the verdict stands)."""
+    from .roofline import write_roofline
+
+    sections = [(result.task, result.sol)] if result.sol else [
+        (f"{result.task} {b.name}", b.to_dict()["sol"]) for b in result.benchmarks if b.to_dict()["sol"]]
+    if not sections:
+        click.echo(f"perfbench: no roofline drawn: the verdict has no speed-of-light section ({result.verdict})",
+                   err=True)
+        return
+    for i, (title, sol) in enumerate(sections):   # GPU MODE: one file per benchmark, numbered
+        write_roofline(sol, path if i == 0 else path.with_stem(f"{path.stem}-{i}"), title)
 
 
 @main.command()

@@ -129,3 +129,27 @@ def section(work: dict, peaks: dict, baseline_ns, candidate_ns, solution_ns=None
     return {"work": dict(work), "peaks": dict(peaks), "t_sol_ns": bound.t_sol_s * 1e9, "bound": bound.bound,
             "headroom": headroom(t_b, bound), "baseline": _side(baseline_ns, bound, confidence), "candidate": cand,
             "solution": _side(solution_ns, bound, confidence) if solution_ns else None}
+
+
+# A time is impossible when even the slow end of its CI is this many times faster than the
+# speed-of-light bound: the bound's own rates move by a fifth between measurements on a busy
+# host, and the fastest honest kernel measured so far ran at a third of it (benchmarks/
+# RESULTS.md, "The physics gate's factor").
+IMPOSSIBLE_FACTOR = 2.0
+
+
+def impossible_speed(inputs: dict, comparison, factor: float = IMPOSSIBLE_FACTOR) -> str | None:
+    """Why the candidate's time cannot be this machine's (the verdict's `tamper.impossible_speed`),
+    or None: the low end of its fraction-of-SOL CI above `factor`."""
+    s = section_of(inputs, comparison)
+    if s is None:
+        return None
+    low = s["candidate"]["fraction_ci"][0]
+    if low <= factor:
+        return None
+    p, w = s["peaks"], s["work"]
+    rates = f"{p['bandwidth_bytes_s'] / 1e9:.1f} GB/s" + (f" and {p['flop_s'] / 1e9:.1f} GFLOP/s" if p.get("flop_s") else "")
+    return (f"the candidate's time per call, {s['candidate']['median_ns'] / 1e3:.1f} us, is {low:.1f}x or more below "
+            f"the least this machine allows its work ({w['bytes']} bytes" + (f", {w['flops']} flops" if w.get("flops")
+                                                                           else "")
+            + f" at {rates}: {s['t_sol_ns'] / 1e3:.1f} us, {s['bound']}-bound)")

@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from ..core import stats, tamper
+from ..core import sol, stats, tamper
 from ..core.deadline import Deadline
 from ..core.errors import CandidateRejected
 from ..core.score_key import ScoreKey
@@ -94,6 +94,11 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
         sol_inputs, why = speed_of_light_inputs(program, one.spec, device, key.probe_seed)
         if why:
             base.warn(why)
+        impossible = sol.impossible_speed(sol_inputs, comparison)
+        if impossible:
+            return base.result(verdict=VERDICT_REJECTED, reasons=(Reason("tamper.impossible_speed",
+                                                                         f"{name}: {impossible}"),),
+                               checks=checks, worker_logs=logs)
         benchmarks.append(BenchmarkComparison(name, spec.cases[name], comparison, sol_inputs))
     return base.result(verdict=VERDICT_SCORED, reasons=(), checks=checks, benchmarks=tuple(benchmarks),
                        worker_logs=logs)
@@ -180,6 +185,10 @@ def _time(setup: RunSetup, shared: _SizeShared, base: VerdictFields
     if comparison.solution is not None and comparison.solution_summary.speedup.value <= 1.0:
         base.warn(f"live s_ref: the task's solution ran {comparison.solution_summary.speedup.value:.3f}x "
                   "the baseline here, not faster, so there is no s_ref to reward against: R_perf is null")
+    impossible = sol.impossible_speed(base.sol_inputs, comparison)   # (GPU MODE: per benchmark, in score_perf)
+    if impossible:
+        return base.result(verdict=VERDICT_REJECTED, reasons=(Reason("tamper.impossible_speed", impossible),),
+                           checks=run.checks, worker_logs=run.logs, comparison=comparison)
     return comparison, run.checks, run.logs
 
 

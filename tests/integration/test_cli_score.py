@@ -56,9 +56,11 @@ def test_scored_json_and_out(run_cli, tmp_path):
     assert "CPU timing" in doc["clock_control"]["reason"]
 
 
-def test_s_ref_table_takes_the_task_default_and_says_so(run_cli):
-    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--quiet", *FAST)
+def test_s_ref_table_takes_the_task_default_and_says_so(run_cli, tmp_path):
+    proc = run_cli("score", TASK, FIX / "candidates" / "honest_fast.py", "--json", "--quiet", *FAST,
+                   "--plot", tmp_path / "roofline.png")
     assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "roofline.png").read_bytes()[:4] == b"\x89PNG"   # the speed of light, drawn
     doc = json.loads(proc.stdout)
     assert doc["s_ref"] == 1.5 and doc["s_ref_source"] == "task default" and doc["live_s_ref"] is None
     assert doc["comparison"]["solution"] is None

@@ -456,3 +456,21 @@ def test_a_contract_block_through_a_worker_that_makes_its_own_inputs(monkeypatch
     reason, message = ops["wrong"]
     assert reason == "correctness.contract"
     assert message.startswith("input contract scale:100, an untimed block among the timed ones, iteration ")
+
+
+def test_a_candidate_faster_than_the_speed_of_light_is_rejected_with_its_samples(monkeypatch):
+    """The physics gate, wired: peaks of 1 MB/s make any real time impossible (the work's bytes
+    would take seconds), so the honest candidate is rejected tamper.impossible_speed, and the
+    verdict keeps the comparison and the sol section that show why."""
+    from perfbench.pipeline import score_processes
+
+    def slow_machine(program, spec, device, seed):
+        return {"work": {"bytes": 10 ** 6, "flops": None}, "peaks": {
+            "bandwidth_bytes_s": 1e6, "bandwidth_kind": "copy", "working_set_bytes": 10 ** 6, "flop_s": None,
+            "dtype": None, "source": "a test"}}, None
+
+    monkeypatch.setattr(score_processes, "speed_of_light_inputs", slow_machine)
+    result, _, _ = score(TASK / "solution.py", monkeypatch, processes=1)
+    assert result.verdict == VERDICT_REJECTED and [r.code for r in result.reasons] == ["tamper.impossible_speed"]
+    assert result.reasons[0].message.endswith("at 0.0 GB/s: 1000000.0 us, memory-bound)")
+    assert result.comparison is not None and result.sol["candidate"]["fraction_ci"][0] > 2

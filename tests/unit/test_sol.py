@@ -40,3 +40,32 @@ def test_peaks_and_work_must_be_positive_numbers(bad):
         Peaks(bandwidth_bytes_s=1e9, flop_s=bad)
     with pytest.raises(ValueError, match="bytes"):
         t_sol(bad, None, PEAKS)
+
+
+class _Comparison:
+    """What section_of reads of a ComparisonResult."""
+
+    def __init__(self, base_ns, cand_ns):
+        from types import SimpleNamespace
+
+        self.samples = SimpleNamespace(baseline_ns=base_ns, candidate_ns=cand_ns)
+        self.solution = None
+        self.summary = SimpleNamespace(speedup=SimpleNamespace(confidence=0.95))
+
+
+WORK = {"bytes": 4_000_000, "flops": None}
+PEAK = {"bandwidth_bytes_s": 40e9, "flop_s": None}   # t_sol 100 us
+
+
+def test_a_time_beyond_twice_the_speed_of_light_is_impossible_and_says_why():
+    from perfbench.core.sol import impossible_speed
+
+    honest = _Comparison([1e6] * 20, [2e5 + 1e3 * i for i in range(20)])   # 200-219 us: half of SOL
+    assert impossible_speed({"work": WORK, "peaks": PEAK}, honest) is None
+    edge = _Comparison([1e6] * 20, [4.9e4 + 1e2 * i for i in range(20)])  # ~2x faster than SOL, CI reaching 2
+    assert impossible_speed({"work": WORK, "peaks": PEAK}, edge) is None
+    fake = _Comparison([1e6] * 20, [1e4] * 20)                              # 10 us: 10x under the bound
+    why = impossible_speed({"work": WORK, "peaks": PEAK}, fake)
+    assert why == ("the candidate's time per call, 10.0 us, is 10.0x or more below the least this machine allows "
+                   "its work (4000000 bytes at 40.0 GB/s: 100.0 us, memory-bound)")
+    assert impossible_speed({}, fake) is None   # no work or peaks: nothing to judge by
