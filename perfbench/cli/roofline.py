@@ -32,7 +32,9 @@ def write_roofline(sol: dict, path: Path, title: str) -> Path:
     if work.get("flops"):
         intensity = work["flops"] / work["bytes"]
         flop_s = peaks.get("flop_s") or float("inf")
-        xs = [intensity / 64 * 2 ** (k / 4) for k in range(0, 49)]   # 1/64x to 64x the call's intensity
+        ridge = flop_s / bw if flop_s != float("inf") else intensity
+        lo, hi = min(intensity, ridge) / 16, max(intensity, ridge) * 16   # the call and the roofs' ridge
+        xs = [lo * (hi / lo) ** (k / 64) for k in range(65)]
         ax.plot(xs, [min(bw * x, flop_s) for x in xs], color="black", lw=1.5,
                 label=f"roof: {bw / 1e9:.1f} GB/s, {flop_s / 1e9:.1f} GFLOP/s")
         for name, side, colour, marker in sides:
@@ -56,6 +58,6 @@ def write_roofline(sol: dict, path: Path, title: str) -> Path:
     ax.set_title(f"{title}: t_sol {sol['t_sol_ns'] / 1e3:.1f} us ({sol['bound']}-bound), headroom "
                  f"{sol['headroom']:.1f}x", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="best")
     fig.savefig(path, dpi=110)
     return path
