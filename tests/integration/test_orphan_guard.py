@@ -112,3 +112,21 @@ def test_a_killed_guard_is_replaced_at_the_next_watch(tmp_path):
     g.watch_dir(tmp_path / "second")
     assert g.pid is not None and g.pid != first and not _gone(g.pid)
     g._forget()   # (closing the pipe ends the new guard: nothing of the test's is there to remove)
+
+
+def test_every_watched_freezer_is_thawed_before_any_cgroup_is_emptied(tmp_path, monkeypatch):
+    """Under v1 a cgroup is one directory per controller, each watched alone: the pids directory,
+    emptied before the freezer's was thawed, waited on a frozen task that could not die and was
+    left behind (CI: a scorer killed in the gate left /sys/fs/cgroup/pids/perfbench-candidate-...)."""
+    pids, freezer = tmp_path / "pids" / "cg", tmp_path / "freezer" / "cg"
+    for d in (pids, freezer):
+        d.mkdir(parents=True)
+    (freezer / "freezer.state").write_text("FROZEN")
+    seen = []
+    monkeypatch.setattr(orphan_guard, "remove_cgroup",
+                        lambda dirs, timeout_s: seen.append((dirs[0].parent.name, (freezer / "freezer.state").read_text())))
+    watched = orphan_guard._Watched()
+    for d in (pids, freezer):
+        watched.add(f"cgroup {d}")
+    watched.remove_all()
+    assert sorted(seen) == [("freezer", "THAWED"), ("pids", "THAWED")]   # thawed before either was emptied

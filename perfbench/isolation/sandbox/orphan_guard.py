@@ -215,6 +215,10 @@ class _Watched:
                     os.killpg(pid, signal.SIGKILL)   # (spawned in a session of its own: pgid = pid)
                 with contextlib.suppress(OSError):
                     signal.pidfd_send_signal(fd, signal.SIGKILL)
+        # Every freezer first: under v1 one cgroup is a directory per controller, each watched
+        # alone, and a frozen task dies only once its freezer's directory is thawed; emptied
+        # pids-first, the pids directory waited on tasks that could not die yet, and stayed.
+        thaw_cgroup(self.cgroups)
         # deepest first: a v2 cgroup with children cannot be removed
         for c in sorted(self.cgroups, key=lambda p: len(p.parts), reverse=True):
             remove_cgroup([c], timeout_s=2.0)
