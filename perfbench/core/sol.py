@@ -19,6 +19,7 @@ import statistics
 from dataclasses import asdict, dataclass
 
 BOUND_MEMORY, BOUND_COMPUTE = "memory", "compute"
+EXACT_MEDIAN_CI_MAX_N = 1000   # median_ci sums the binomial exactly up to this many values
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,13 @@ def median_ci(values, confidence: float = 0.95) -> tuple[float, float]:
     if n == 0:
         raise ValueError("no values")
     tail = (1.0 - confidence) / 2.0
+    if n > EXACT_MEDIAN_CI_MAX_N:   # the binomial's normal approximation
+        z = statistics.NormalDist().inv_cdf(1.0 - tail)
+        k = max(0, math.floor(n / 2.0 - z * math.sqrt(n) / 2.0))
+        return xs[max(k - 1, 0)], xs[min(n - k, n - 1)]
     cdf, k = 0.0, 0
     while k < n:   # the largest k with P(Binomial(n, 1/2) <= k - 1) <= tail
-        step = math.comb(n, k) / 2.0 ** n
+        step = math.comb(n, k) / (1 << n)   # (exact integers: 2.0 ** n overflows past n = 1023)
         if cdf + step > tail:
             break
         cdf += step

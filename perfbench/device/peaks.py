@@ -228,11 +228,14 @@ def bound_peaks(device: str, threads: int, working_set_bytes: int, dtype: str | 
     cuda = device.startswith("cuda")
     sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
     try:
+        # (Never more than 4x the last cache level: past it the rate is memory's whatever the
+        # size, and a large call's working set would be allocated three times over.)
         if cuda:
             l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0))
-            ws = max(working_set_bytes, 4 * max(l2, 1 << 20))
+            ws = 4 * max(l2, 1 << 20)
         else:
-            ws = next((s for s in working_sets(cpu_caches()) if s >= working_set_bytes), working_set_bytes)
+            sizes = working_sets(cpu_caches())
+            ws = next((s for s in sizes if s >= working_set_bytes), sizes[-1])
         bandwidth = measure_bandwidth(torch, device, [ws], sync, 0.01, 3)
         best = max(bandwidth, key=lambda r: r.value)
         gemm = _fastest_gemm(torch, device, dtype, sync) if dtype else None

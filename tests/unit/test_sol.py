@@ -69,3 +69,13 @@ def test_a_time_beyond_twice_the_speed_of_light_is_impossible_and_says_why():
     assert why == ("the candidate's time per call, 10.0 us, is 10.0x or more below the least this machine allows "
                    "its work (4000000 bytes at 40.0 GB/s: 100.0 us, memory-bound)")
     assert impossible_speed({}, fake) is None   # no work or peaks: nothing to judge by
+
+
+def test_the_median_ci_is_the_binomials_order_statistics_at_any_size():
+    from perfbench.core.sol import median_ci
+
+    assert median_ci(range(1, 21)) == (6, 15)          # n = 20: the 6th and 15th (a textbook table)
+    assert median_ci([5, 1, 3]) == (1, 5)              # too few for 95%: the whole range
+    assert median_ci(range(100)) == (39, 60)
+    lo, hi = median_ci(range(5000))                    # past 1000: the normal approximation, no overflow
+    assert 2400 < lo < 2500 < hi < 2600 and hi - 2499 == pytest.approx(2500 - lo, abs=2)
