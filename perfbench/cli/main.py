@@ -220,7 +220,7 @@ def _plot(result, path: Path) -> None:
     from .roofline import write_roofline
 
     sections = [(result.task, result.sol)] if result.sol else [
-        (f"{result.task} {b.name}", b.to_dict()["sol"]) for b in result.benchmarks if b.to_dict()["sol"]]
+        (f"{result.task} {b.name}", b.sol) for b in result.benchmarks if b.sol_inputs]
     if not sections:
         click.echo(f"perfbench: no roofline drawn: the verdict has no speed-of-light section ({result.verdict})",
                    err=True)

@@ -275,10 +275,13 @@ class BenchmarkComparison:
     comparison: ComparisonResult
     sol_inputs: dict[str, Any] = field(default_factory=dict)   # {"work", "peaks"} at this benchmark's size
 
+    @property
+    def sol(self) -> dict[str, Any] | None:
+        return sol.section_of(self.sol_inputs, self.comparison)
+
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "spec": dict(self.spec), "speedup": self.comparison.speedup,
-                "ci": list(self.comparison.ci), "comparison": self.comparison.to_dict(),
-                "sol": sol.section_of(self.sol_inputs, self.comparison)}
+                "ci": list(self.comparison.ci), "comparison": self.comparison.to_dict(), "sol": self.sol}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "BenchmarkComparison":

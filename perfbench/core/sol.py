@@ -104,9 +104,14 @@ def median_ci(values, confidence: float = 0.95) -> tuple[float, float]:
     return xs[max(k - 1, 0)], xs[min(n - k, n - 1)]
 
 
-def _side(times_ns, bound: Bound, confidence: float) -> dict:
-    t = statistics.median(times_ns) * 1e-9
-    lo, hi = (x * 1e-9 for x in median_ci(times_ns, confidence))
+def _seconds(times_ns, confidence: float) -> tuple[float, float, float]:
+    """A side's median time per call and that median's CI, in seconds."""
+    lo, hi = median_ci(times_ns, confidence)
+    return statistics.median(times_ns) * 1e-9, lo * 1e-9, hi * 1e-9
+
+
+def _side(times: tuple[float, float, float], bound: Bound) -> dict:
+    t, lo, hi = times
     return {"median_ns": t * 1e9, "fraction_of_sol": fraction_of_sol(t, bound),
             "fraction_ci": list(interval(lambda x: fraction_of_sol(x, bound), lo, hi))}
 
@@ -126,20 +131,20 @@ def section(work: dict, peaks: dict, baseline_ns, candidate_ns, solution_ns=None
     """A verdict's `sol`, from what was measured: the call's work, the peaks, each side's times
     per call (ns).  Recomputed from these wherever the verdict is read."""
     bound = t_sol(work["bytes"], work.get("flops"), Peaks(peaks["bandwidth_bytes_s"], peaks.get("flop_s")))
-    t_b = statistics.median(baseline_ns) * 1e-9
-    cand = _side(candidate_ns, bound, confidence)
-    lo, hi = (x * 1e-9 for x in median_ci(candidate_ns, confidence))
-    cand.update(sol_score=sol_score(cand["median_ns"] * 1e-9, t_b, bound),
-                sol_score_ci=list(interval(lambda x: sol_score(x, t_b, bound), lo, hi)))
+    base, cand_t = _seconds(baseline_ns, confidence), _seconds(candidate_ns, confidence)
+    t_k, lo, hi = cand_t
+    cand = _side(cand_t, bound)
+    cand.update(sol_score=sol_score(t_k, base[0], bound),
+                sol_score_ci=list(interval(lambda x: sol_score(x, base[0], bound), lo, hi)))
     return {"work": dict(work), "peaks": dict(peaks), "t_sol_ns": bound.t_sol_s * 1e9, "bound": bound.bound,
-            "headroom": headroom(t_b, bound), "baseline": _side(baseline_ns, bound, confidence), "candidate": cand,
-            "solution": _side(solution_ns, bound, confidence) if solution_ns else None}
+            "headroom": headroom(base[0], bound), "baseline": _side(base, bound), "candidate": cand,
+            "solution": _side(_seconds(solution_ns, confidence), bound) if solution_ns else None}
 
 
 # A time is impossible when even the slow end of its CI is this many times faster than the
 # speed-of-light bound.  An honest kernel can reach the bound (a matmul that is the routine the
 # GEMM probe times reads 100% of it, give or take the probe's noise), and the bound's rates move
-# by a fifth between measurements on a busy host; twice the bound is past both (benchmarks/
+# with the host's load between measurements; twice the bound is past both (benchmarks/
 # RESULTS.md, "The physics gate's factor").
 IMPOSSIBLE_FACTOR = 2.0
 

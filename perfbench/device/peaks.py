@@ -14,11 +14,12 @@ the cache (the report's smallest rows say so by reading far below `read`).  Each
 """
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
 BANDWIDTH_KINDS = ("read", "copy", "triad")
@@ -168,19 +169,27 @@ def measure_gemm(torch, device: str, dtypes: tuple[str, ...], n: int, sync: Call
     return out
 
 
+@contextlib.contextmanager
+def _measuring(device: str, threads: int) -> Iterator[tuple]:
+    """torch with `threads` threads (restored after) and the device's synchronize."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield torch, (lambda: torch.cuda.synchronize(device)) if device.startswith("cuda") else (lambda: None)
+    finally:
+        torch.set_num_threads(before)
+
+
 def measure_peaks(device: str = "cpu", threads: int = 1, *, quick: bool = False,
                   say: Callable[[str], None] | None = None) -> PeakReport:
     """Measure this machine's peaks with `threads` torch threads (the task's count)."""
-    import torch
-
     t0 = time.perf_counter()
     say = say or (lambda msg: None)
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
     cuda = device.startswith("cuda")
-    sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
     min_time_s, repeats = (0.005, 3) if quick else (0.02, 7)
-    try:
+    with _measuring(device, threads) as (torch, sync):
         if cuda:
             props = torch.cuda.get_device_properties(device)
             caches = {"L2": int(getattr(props, "L2_cache_size", 0))}
@@ -196,8 +205,6 @@ def measure_peaks(device: str = "cpu", threads: int = 1, *, quick: bool = False,
         bandwidth = measure_bandwidth(torch, device, sizes, sync, min_time_s, repeats)
         say(f"GEMM {n}x{n}: {', '.join(dtypes)}")
         gemm = measure_gemm(torch, device, dtypes, n, sync, min_time_s, repeats)
-    finally:
-        torch.set_num_threads(before)
     return PeakReport(device, threads, caches, tuple(bandwidth), tuple(gemm), time.perf_counter() - t0, datasheet)
 
 
@@ -221,13 +228,8 @@ def bound_peaks(device: str, threads: int, working_set_bytes: int, dtype: str | 
     so DRAM; on the CPU the scorer has just written the inputs, so the smallest probed working
     set that holds the call's.  The fastest of read, copy and triad there: a bound must not be
     slower than what any access pattern reaches."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
     cuda = device.startswith("cuda")
-    sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
-    try:
+    with _measuring(device, threads) as (torch, sync):
         # (Never more than 4x the last cache level: past it the rate is memory's whatever the
         # size, and a large call's working set would be allocated three times over.)
         if cuda:
@@ -239,8 +241,6 @@ def bound_peaks(device: str, threads: int, working_set_bytes: int, dtype: str | 
         bandwidth = measure_bandwidth(torch, device, [ws], sync, 0.01, 3)
         best = max(bandwidth, key=lambda r: r.value)
         gemm = _fastest_gemm(torch, device, dtype, sync) if dtype else None
-    finally:
-        torch.set_num_threads(before)
     return {"bandwidth_bytes_s": best.value, "bandwidth_kind": best.kind, "working_set_bytes": ws,
             "flop_s": gemm.value if gemm else None, "dtype": dtype,
             "source": "measured in this score" + (" (DRAM: L2 is flushed per call)" if cuda else "")}
