@@ -4,11 +4,11 @@ the file and line."""
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import UsageError
+from ..task.user_files import read_jsonl
 
 
 @dataclass(frozen=True)
@@ -18,9 +18,23 @@ class BatchRow:
     id: str
     task: str
     candidate: str
+    set: tuple[str, ...] = ()   # the task's --set NAME=VALUE overrides (a problem's sizes)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "task": self.task, "candidate": self.candidate}
+        return {"id": self.id, "task": self.task, "candidate": self.candidate,
+                **({"set": list(self.set)} if self.set else {})}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BatchRow":
+        return cls(d["id"], d["task"], d["candidate"], tuple(d.get("set", ())))
+
+
+def _overrides(value: object, where: str) -> tuple[str, ...]:
+    """A row's `set`: a list of "NAME=VALUE" (jsonl), or those separated by spaces (csv)."""
+    items = value.split() if isinstance(value, str) else value if isinstance(value, list) else None
+    if items is None or not all(isinstance(i, str) and "=" in i for i in items):
+        raise UsageError(f"{where}: set must list NAME=VALUE overrides, got {value!r}")
+    return tuple(items)
 
 
 def _row(fields: dict, where: str, base: Path) -> BatchRow:
@@ -28,7 +42,8 @@ def _row(fields: dict, where: str, base: Path) -> BatchRow:
     if missing:
         raise UsageError(f"{where}: missing {' and '.join(missing)}")
     task, cand = (str(base / f) if not Path(f).is_absolute() else f for f in (fields["task"], fields["candidate"]))
-    return BatchRow(str(fields.get("id") or f"{fields['task']}:{fields['candidate']}"), task, cand)
+    return BatchRow(str(fields.get("id") or f"{fields['task']}:{fields['candidate']}"), task, cand,
+                    _overrides(fields["set"], where) if fields.get("set") else ())
 
 
 def _check_unique(rows: list[BatchRow], source: Path) -> list[BatchRow]:
@@ -61,17 +76,8 @@ def read_manifest(source: Path, task: Path | None = None) -> list[BatchRow]:
                 raise UsageError(f"{source}: the header must name the columns task and candidate")
             rows = [_row(r, f"{source}:{i}", base) for i, r in enumerate(reader, 2)]
     elif source.suffix in (".jsonl", ".ndjson"):
-        rows = []
-        for i, line in enumerate(source.read_text().splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                fields = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{source}:{i}: not JSON ({exc.msg})") from None
-            if not isinstance(fields, dict):
-                raise UsageError(f"{source}:{i}: a row must be an object with task and candidate")
-            rows.append(_row(fields, f"{source}:{i}", base))
+        rows = [_row(fields, f"{source}:{i}", base)
+                for i, fields in read_jsonl(source, "a row must be an object with task and candidate")]
     else:
         raise UsageError(f"{source}: a manifest is .jsonl or .csv (or a directory of candidates)")
     return _check_unique(rows, source)

@@ -17,6 +17,7 @@ from ..core.errors import PerfbenchError, UsageError
 from ..core.results import VERDICT_REJECTED
 from ..device.fingerprint import fingerprint
 from ..task import bench_configs
+from ..task.spec import parse_overrides
 from .manifest import BatchRow
 from .records import BatchRecord
 
@@ -67,7 +68,7 @@ def score_row(row: BatchRow, options: BatchOptions, baselines=None, warm_parents
     common = dict(id=row.id, task=row.task, candidate=row.candidate, attempts=1)
     try:
         result = score(row.task, row.candidate, options.score_config(), baselines=baselines,
-                       warm_parents=warm_parents)
+                       warm_parents=warm_parents, overrides=parse_overrides(row.set))
     except (UsageError, FileNotFoundError) as exc:
         return BatchRecord(**common, outcome="error", wall_s=time.perf_counter() - t0, error_kind="usage", error=str(exc))
     except (PerfbenchError, OSError) as exc:   # no device, no free core, no NVML, ...: the machine's
@@ -89,7 +90,7 @@ def serve(options: BatchOptions) -> None:
     try:
         for line in sys.stdin:
             if line.strip():
-                rec = score_row(BatchRow(**json.loads(line)), options, pool, parents)
+                rec = score_row(BatchRow.from_dict(json.loads(line)), options, pool, parents)
                 sys.stdout.write(RECORD_PREFIX + json.dumps(rec.to_dict()) + "\n")
                 sys.stdout.flush()
     finally:

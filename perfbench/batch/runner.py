@@ -152,9 +152,9 @@ def score_with_retries(server: RowServer, row: BatchRow, retries: int = 2, timeo
 
 def row_device(row: BatchRow, options: BatchOptions) -> tuple[str, int]:
     """("cpu" | "cuda", CPU threads) of a row's task, from its task.toml."""
-    from ..task.spec import load_task
+    from ..task.spec import load_task, parse_overrides
 
-    spec = load_task(row.task)
+    spec = load_task(row.task, parse_overrides(row.set))
     device = options.device or spec.device
     return ("cuda" if device.startswith("cuda") else "cpu"), spec.threads
 

@@ -143,7 +143,12 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
                    "score stops after the third or a later one once its reward is settled or its CI "
                    "reached --ci-target; docs/verdict.md).")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
-              help="KernelBench problems: override a module-level constant (e.g. batch_size=16).")
+              help="KernelBench problems: override a module-level constant (e.g. batch_size=16); GPU MODE: a "
+                   "generate_input argument, or benchmarks=0,2; SOL-ExecBench: a const axis, or workloads=0,2.")
+@click.option("--entry-point", "entry_point", default=None, metavar="FILE::FUNCTION",
+              help="SOL-ExecBench, a source-file candidate: the function to call (default: run).")
+@click.option("--dps", "destination_passing", is_flag=True,
+              help="SOL-ExecBench, a source-file candidate: it writes into outputs passed after the inputs.")
 @click.option("--s-ref", "s_ref", default="auto", show_default=True, metavar="NUMBER|auto|live|table",
               help="Where s_ref comes from: a number; 'live', the task's solution timed in this run; "
                    "'table', bench_configs or the task's default; 'auto', a bench_configs entry measured "
@@ -180,11 +185,14 @@ def compare(baseline_file, candidate_file, fn_name, inputs_name, device, min_pai
 @click.option("--plot", type=click.Path(path_type=Path), default=None, metavar="FILE.png",
               help="Also draw the speed of light as a roofline (docs/speed_of_light.md).")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, s_ref, target_r_ci, ci_target,
-          seed,
+def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes, overrides, entry_point,
+          destination_passing, s_ref, target_r_ci, ci_target, seed,
           clock_policy, require_locked_clocks, require_sandbox, timeout, deadline, fresh_workers, base_packages,
           cand_packages, as_json, out, plot, quiet):
-    """Gate CANDIDATE_FILE on TASK_DIR (a task directory or a KernelBench problem file), then time it.
+    """Gate CANDIDATE_FILE on TASK_DIR, then time it.
+
+    TASK_DIR: a task directory, a KernelBench problem file, a GPU MODE problem directory or a
+    SOL-ExecBench problem directory (CANDIDATE_FILE: its solution.json, or a source file).
 
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
     """
@@ -204,7 +212,8 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes,
                         **({"processes": processes} if processes is not None else {}))
     say = _log(quiet or as_json)
     result = run_score(task_dir, candidate_file, cfg, overrides=parse_overrides(overrides),
-                       progress=_progress(quiet or as_json), log=say)
+                       progress=_progress(quiet or as_json), log=say, entry_point=entry_point,
+                       destination_passing=destination_passing)
     if say:
         click.echo("", err=True)
     write_json(result.to_dict(), out, as_json)

@@ -75,7 +75,7 @@ def score_table(r: ScoreResult) -> str:
             lines.append(f"{'reason':<10} {reason.code}: {reason.message}")
         lines.append(f"{'reward':<10} 0 (rejected: not timed)" if r.comparison is None else f"{'reward':<10} 0 (rejected)")
     elif r.task_kind == "perf":
-        judge = "the problem's check_implementation" if r.benchmarks else "the float64 reference"
+        judge = "the problem's own check" if r.benchmarks else "the float64 reference"
         lines.append(f"{'gate':<10} PASS ({r.checks} output checks against {judge})")
         for b in r.benchmarks:
             s = b.comparison.summary.speedup

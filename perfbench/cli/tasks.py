@@ -37,6 +37,22 @@ def s_ref_here(spec, configs_dir: Path | None = None) -> str:
     return f"{found.value:.3f} valid ({found.source})"
 
 
+def is_task_dir(path: Path) -> bool:
+    from ..task.gpumode import is_problem_dir as is_gpumode
+    from ..task.solexec import is_problem_dir as is_solexec
+
+    return (path / "task.toml").is_file() or is_gpumode(path) or is_solexec(path)
+
+
+def task_dirs(root: Path) -> list[Path]:
+    """The task directories in `root`, and in its folders that are not tasks themselves
+    (SOL-ExecBench's examples/<language>/<problem>)."""
+    found = []
+    for d in sorted(p for p in root.iterdir() if p.is_dir()):
+        found += [d] if is_task_dir(d) else sorted(p for p in d.iterdir() if p.is_dir() and is_task_dir(p))
+    return found
+
+
 @click.group("tasks")
 def tasks_group() -> None:
     """The tasks perfbench can score."""
@@ -47,19 +63,20 @@ def tasks_group() -> None:
 @click.option("--dir", "tasks_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Where the task directories are (default: the repository's tasks/); or give DIRECTORY.")
 def tasks_list(directory, tasks_dir):
-    """Each task in DIRECTORY (perfbench task directories and GPU MODE problem directories): kind,
-    device, family, and this machine's s_ref (valid, invalid or none)."""
+    """Each task in DIRECTORY, or one folder below it (perfbench task directories, GPU MODE and
+    SOL-ExecBench problem directories): kind, device, family, timed sizes, and this machine's
+    s_ref (valid, invalid or none)."""
     from ..core.errors import UsageError
-    from ..task.gpumode import is_problem_dir
     from ..task.spec import load_task
 
     root = directory or tasks_dir or default_tasks_dir()
     if not root.is_dir():
         raise UsageError(f"{root}: not a directory")
-    rows = [("task", "kind", "device", "family", "s_ref here")]
-    for d in sorted(p for p in root.iterdir() if (p / "task.toml").is_file() or is_problem_dir(p)):
+    rows = [("task", "kind", "device", "family", "timed", "s_ref here")]
+    for d in task_dirs(root):
         spec = load_task(d)
-        rows.append((spec.name, spec.kind, spec.device, spec.family, s_ref_here(spec)))
+        timed = f"{len(spec.benchmarks)} benchmarks" if spec.benchmarks else spec.timed_size
+        rows.append((str(d.relative_to(root)), spec.kind, spec.device, spec.family, timed, s_ref_here(spec)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

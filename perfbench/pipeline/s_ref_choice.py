@@ -7,9 +7,12 @@ import datetime
 from ..core.errors import UsageError
 from ..core.results import S_REF_LIVE
 from ..task import bench_configs
-from ..task.spec import FORMAT_DIR, FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
+from ..task.spec import FORMAT_DIR, FORMAT_GPUMODE, FORMAT_KERNELBENCH, FORMAT_SOLEXEC, TaskSpec
 from ..task.timed_files import timed_files_digest
 from .config import ScoreConfig
+
+# Public benchmarks' problems: no solution of their own, so no s_ref unless one is given or calibrated.
+PROBLEM_FORMATS = (FORMAT_KERNELBENCH, FORMAT_GPUMODE, FORMAT_SOLEXEC)
 
 
 def choose_s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today: datetime.date | None = None
@@ -40,7 +43,7 @@ def choose_s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today:
         return spec.s_ref_default, "task default", [
             f"no bench_configs entry for {spec.name} on {key}: using the task's default s_ref="
             f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"], None
-    if spec.format in (FORMAT_KERNELBENCH, FORMAT_GPUMODE):   # a problem: the speedup is the answer
+    if spec.format in PROBLEM_FORMATS:   # a problem: the speedup is the answer
         return None, "none", [f"no s_ref for {spec.name} on {key}: the speedup is scored, R_perf is null; "
                               "pass --s-ref or run `perfbench calibrate` for a reward"], None
     raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")

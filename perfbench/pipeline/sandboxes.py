@@ -17,7 +17,8 @@ from ..isolation.sandbox.hardening import OOM_SCORE_SCORER, set_oom_score
 from ..isolation.sandbox.plan import make_nondumpable
 from ..isolation.sandbox.worker_view import package_source_tree, refuse_if_holding
 from ..task.gpumode import utils_dir
-from ..task.spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
+from ..task.solexec import DEFINITION, WORKLOADS
+from ..task.spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, FORMAT_SOLEXEC, TaskSpec
 from .config import PackageSource, ScoreConfig
 
 
@@ -40,6 +41,11 @@ def candidate_files(spec: TaskSpec, cand_path: Path,
         files += [u / "utils.py"] if u is not None and u != root else []
         # (only those files: the other submissions under solutions/ stay out of sight)
         return (str(cand), *sorted(str(f) for f in files if f.resolve() != cand)), ()
+    if spec.format == FORMAT_SOLEXEC:   # the problem's two files, its safetensors; the solution's sources
+        root = spec.root.resolve()
+        blobs = {str(root / s["path"]) for case in spec.cases.values() for s in case["inputs"].values()
+                 if s["type"] == "safetensors"}
+        return (str(cand), str(root / DEFINITION), str(root / WORKLOADS), *sorted(blobs), *spec.shared), ()
     secret = {spec.file(role).resolve() for role in ("solution", "reference")} - {cand}
     root = spec.root.resolve()
     task_files = sorted(str(f) for f in root.iterdir() if f.is_file() and f.resolve() not in secret)

@@ -28,7 +28,8 @@ from ..sides.contract_blocks import ContractBlocks, pair_end
 from ..task import bench_configs
 from ..task.correctness import Failure
 from ..task.program import TaskProgram
-from ..task.spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
+from ..task.solexec import DEFINITION, shrunk_axes
+from ..task.spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, FORMAT_SOLEXEC, TaskSpec
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
 from .baseline_pool import BaselinePool
@@ -61,8 +62,8 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
                          seed=key.timing, deadline_s=deadline.seconds if deadline is not None else None,
                          overrides=dict(spec.overrides), s_ref=s_ref, s_ref_source=s_ref_source,
                          warnings=list(warnings))
-    baseline_file = {FORMAT_KERNELBENCH: spec.root, FORMAT_GPUMODE: spec.file("reference")}.get(
-        spec.format, spec.file("baseline"))
+    baseline_file = {FORMAT_KERNELBENCH: spec.root, FORMAT_GPUMODE: spec.file("reference"),
+                     FORMAT_SOLEXEC: spec.root / DEFINITION}.get(spec.format, spec.file("baseline"))
     _where_it_runs(base, spec, device, threading)
     solution_file = spec.file("solution") if s_ref_source == S_REF_LIVE else None
     setup = RunSetup(spec, program, device, cand_path, baseline_file, cfg, sampler_cfg, threading, key,
@@ -84,7 +85,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
     # GPU MODE: the gate (the tests) once, then each benchmark timed on its own
     benchmarks, checks, logs = [], 0, {}
     for i, name in enumerate(spec.benchmarks):
-        say(f"benchmark {i + 1} of {len(spec.benchmarks)}: {spec.cases[name]}")
+        say(f"benchmark {i + 1} of {len(spec.benchmarks)}: {spec.shown_case(name)}")
         one = dataclasses.replace(setup, spec=dataclasses.replace(spec, timed_size=name), gate=i == 0)
         timed = _time(one, shared, base)
         if isinstance(timed, ScoreResult):
@@ -99,7 +100,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
             return base.result(verdict=VERDICT_REJECTED, reasons=(Reason("tamper.impossible_speed",
                                                                          f"{name}: {impossible}"),),
                                checks=checks, worker_logs=logs)
-        benchmarks.append(BenchmarkComparison(name, spec.cases[name], comparison, sol_inputs))
+        benchmarks.append(BenchmarkComparison(name, spec.shown_case(name), comparison, sol_inputs))
     return base.result(verdict=VERDICT_SCORED, reasons=(), checks=checks, benchmarks=tuple(benchmarks),
                        worker_logs=logs)
 
@@ -109,6 +110,12 @@ def _where_it_runs(base: VerdictFields, spec: TaskSpec, device: str, threading) 
     if spec.format == FORMAT_GPUMODE and spec.device == "cuda" and device == "cpu":
         base.warn(f"{spec.name} is a CUDA problem run on the CPU (--device cpu): the tensors and "
                   "generators its code asks for on cuda were made on the CPU (docs/tasks.md)")
+    if spec.format == FORMAT_SOLEXEC:
+        shrunk = shrunk_axes(spec.root, spec.overrides)
+        if shrunk:
+            base.warn(f"{spec.name} is scored at other shapes than its definition's (--set): "
+                      + ", ".join(f"{k}={new} (defined {old})" for k, (old, new) in shrunk.items())
+                      + "; the speedups are those shapes'")
     if threading is not None:
         base.threading = threading.to_dict()
         if threading.oversubscribed:

@@ -20,7 +20,7 @@ def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], i
     """One call's outputs against the trusted reference and float64 oracle (`expected`, else
     recomputed here), then its inputs against the scorer's own copy.  Outputs first: an output
     that aliases an input has also changed it, and the alias is the more specific reason."""
-    own = program.judge(inputs, outs)   # (GPU MODE: the problem's check_implementation)
+    own = program.judge(inputs, outs, ins, atol_scale)   # (a problem's own rules: GPU MODE, SOL-ExecBench)
     if own is not None:
         return own
     ref, oracle = expected if expected is not None else (program.reference(inputs), program.oracle(inputs))

@@ -18,7 +18,9 @@ from ..core.errors import CandidateRejected, UsageError
 from .correctness import Failure, OutputRecord
 from .gpumode import GpuModeProblem
 from .output_signature import as_outputs
-from .spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, TaskSpec
+from .solexec import DEFINITION
+from .solexec_problem import SolExecProblem
+from .spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, FORMAT_SOLEXEC, TaskSpec
 from .user_files import describe_exception, get_callable, load_module
 
 
@@ -71,7 +73,12 @@ class TaskProgram:
         self.device = device
         self.init_seed = init_seed
         self._gpumode: GpuModeProblem | None = None
-        if spec.format == FORMAT_GPUMODE:
+        self._solexec: SolExecProblem | None = None
+        if spec.format == FORMAT_SOLEXEC:
+            self._solexec = SolExecProblem(spec, device)
+            self._make = self._solexec.inputs
+            self._reference = self._reference_model = None
+        elif spec.format == FORMAT_GPUMODE:
             # --device cpu for a CUDA problem: what it makes on cuda is made here (gpumode.cuda_on_cpu)
             self._gpumode = GpuModeProblem(spec.root, spec.cases, on_cpu=device == "cpu")
             self._make = self._gpumode.inputs
@@ -93,7 +100,9 @@ class TaskProgram:
         # global RNG is never threaded again.
         # A GPU MODE problem run on the CPU makes its inputs under gpumode.cuda_on_cpu, which swaps
         # torch.Generator for the whole process while it runs: one thread at a time.
-        self._threaded_inputs = spec.format != FORMAT_KERNELBENCH and not (self._gpumode and self._gpumode.on_cpu)
+        # A SOL-ExecBench problem's own input maker (custom inputs) seeds the global RNG too.
+        self._threaded_inputs = spec.format != FORMAT_KERNELBENCH and not (self._gpumode and self._gpumode.on_cpu) \
+            and not (self._solexec and self._solexec.custom)
         self._input_call_s: dict[str, float] = {}   # per size: its first call's time
 
     # -- inputs and reference (trusted) -------------------------------------------------------
@@ -110,6 +119,10 @@ class TaskProgram:
         if not isinstance(args, (tuple, list)):
             raise UsageError(f"{self.spec.name}: make_inputs must return a tuple, got {type(args).__name__}")
         return tuple(_to_device(a, self.device) for a in args)
+
+    def without_outputs(self, inputs: tuple) -> tuple:
+        """A call's inputs less the outputs a destination-passing candidate is handed after them."""
+        return inputs[:self._solexec.n_inputs] if self._solexec is not None else inputs
 
     def make_inputs_many(self, seeds: Sequence[int], size: str,
                          cores: Collection[int] | None = None) -> list[tuple]:
@@ -148,16 +161,22 @@ class TaskProgram:
         with torch.no_grad():
             if self._gpumode is not None:
                 return as_outputs(self._gpumode.reference(inputs))
+            if self._solexec is not None:
+                return self._solexec.reference(inputs)
             return as_outputs(self._reference_fn()(*inputs))
 
     @property
     def judges_itself(self) -> bool:
         """Whether `judge` decides (so no reference output need be computed for a check)."""
-        return self._gpumode is not None
+        return self._gpumode is not None or self._solexec is not None
 
-    def judge(self, inputs: tuple, outs: list[OutputRecord]) -> list[Failure] | None:
-        """The task's own verdict on one call's outputs (GPU MODE: check_implementation, which may
-        let a call write into its inputs), or None where perfbench's comparison decides."""
+    def judge(self, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
+              atol_scale: float = 1.0) -> list[Failure] | None:
+        """The problem's own verdict on one call's outputs (GPU MODE: check_implementation, which
+        may let a call write into its inputs; SOL-ExecBench: its tolerance rules), or None where
+        perfbench's comparison decides."""
+        if self._solexec is not None:
+            return self._solexec.judge(inputs, outs, ins, atol_scale)
         if self._gpumode is None:
             return None
         if len(outs) != 1 or outs[0].tensor is None:
@@ -169,8 +188,8 @@ class TaskProgram:
 
     def oracle(self, inputs: tuple) -> list[torch.Tensor] | None:
         """The reference computed in float64 (None if the task's reference cannot run so)."""
-        if self._gpumode is not None:
-            return None   # the problem's check_implementation judges, at its own tolerance
+        if self._gpumode is not None or self._solexec is not None:
+            return None   # the problem judges, at its own tolerance
         fn = self._reference_fn()
         if self._reference_model is not None:
             fn = copy.deepcopy(self._reference_model).to(torch.float64)
@@ -189,6 +208,12 @@ class TaskProgram:
 
     def load_callable(self, path: Path, *, untrusted: bool) -> Callable[..., Any]:
         """The function (or KernelBench model) in `path` that is timed and checked."""
+        if self._solexec is not None:   # the definition's run (the baseline) or the solution's function
+            if path.resolve() == (self.spec.root / DEFINITION).resolve():
+                return self._solexec.wrap(self._solexec.run, destination_passing=False)
+            module = load_module(path, untrusted=untrusted)
+            fn = get_callable(module, self.spec.entry_point, path, untrusted=untrusted)
+            return self._solexec.wrap(fn, self.spec.destination_passing)
         if self._gpumode is not None:   # ref_kernel (the baseline) or custom_kernel, called with data
             if path.resolve() == self.spec.file("reference").resolve():
                 return self._gpumode.wrap(self._gpumode.ref_kernel)

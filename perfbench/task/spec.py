@@ -21,6 +21,9 @@ from .work import parse_work
 from .gpumode import FORMAT_GPUMODE
 from .gpumode import is_problem_dir as is_gpumode_dir
 from .gpumode import load as load_gpumode
+from .solexec import FORMAT_SOLEXEC
+from .solexec import is_problem_dir as is_solexec_dir
+from .solexec import load as load_solexec
 
 # How a CUDA task's calls may be timed (timing/cuda/modes.py chooses among them): part of the format.
 TIMING_MODES = ("events", "graph", "auto")
@@ -29,7 +32,7 @@ KINDS = ("perf", "impl")
 DEVICES = ("cpu", "cuda")
 FORMAT_DIR = "task_dir"
 FORMAT_KERNELBENCH = "kernelbench"
-FORMATS = (FORMAT_DIR, FORMAT_KERNELBENCH, FORMAT_GPUMODE)
+FORMATS = (FORMAT_DIR, FORMAT_KERNELBENCH, FORMAT_GPUMODE, FORMAT_SOLEXEC)
 # CPU threads per side when a task does not say: the one setting every host can honour, so a
 # task's s_ref does not change with the number of cores of whoever calibrated it.
 DEFAULT_CPU_THREADS = 1
@@ -43,7 +46,7 @@ class TaskSpec:
     """A parsed task.  Everything the scorer and the workers need to know, serialisable."""
 
     root: Path                    # the task directory, or the KernelBench file
-    format: str                   # task_dir | kernelbench
+    format: str                   # FORMATS
     name: str
     kind: str
     device: str
@@ -62,15 +65,22 @@ class TaskSpec:
     packages: tuple[str, ...] = ()           # [sandbox] packages: installed packages shown with their source tree
     family: str = "python"                   # what the solution is written in (FAMILIES)
     timing_mode: str = "events"              # [timing] mode: CUDA events | graph | auto (timing/cuda/timer.py)
-    cases: dict[str, dict] = field(default_factory=dict)   # GPU MODE: size name -> generate_input's kwargs
-    benchmarks: tuple[str, ...] = ()         # GPU MODE: the sizes timed, one comparison each
+    cases: dict[str, dict] = field(default_factory=dict)   # GPU MODE, SOL-ExecBench: size name -> its case
+    benchmarks: tuple[str, ...] = ()         # GPU MODE, SOL-ExecBench: the sizes timed, one comparison each
     contract: tuple[str, ...] | None = None  # [contract] transforms; None: none declared (contract.STANDARD)
     contract_args: tuple[int, ...] | None = None   # [contract] args; None: every floating tensor
     work: dict[str, Any] | None = None       # [work] flops, bytes of one timed call (task/work.py); None: counted
+    destination_passing: bool = False        # SOL-ExecBench: the candidate writes outputs it is handed after the inputs
 
     def file(self, role: str) -> Path:
         """Path of reference/baseline/solution/starter/inputs (task_dir format)."""
         return self.root / f"{role}.py"
+
+    def shown_case(self, name: str) -> dict[str, Any]:
+        """A benchmark's case as the verdict shows it: GPU MODE's generate_input arguments; a
+        SOL-ExecBench workload's uuid and var axes (its inputs and tolerance are the problem's)."""
+        case = self.cases[name]
+        return {"uuid": case["uuid"], **case["vars"]} if self.format == FORMAT_SOLEXEC else dict(case)
 
     @property
     def tests_dir(self) -> Path:
@@ -87,7 +97,8 @@ class TaskSpec:
                 "cases": {k: dict(v) for k, v in self.cases.items()}, "benchmarks": list(self.benchmarks),
                 "contract": None if self.contract is None else list(self.contract),
                 "contract_args": None if self.contract_args is None else list(self.contract_args),
-                "work": None if self.work is None else dict(self.work)}
+                "work": None if self.work is None else dict(self.work),
+                "destination_passing": self.destination_passing}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
@@ -124,10 +135,14 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     toml_path = p / "task.toml"
     if not toml_path.is_file() and is_gpumode_dir(p):
         return TaskSpec(**load_gpumode(p, overrides or {}))
+    if not toml_path.is_file() and is_solexec_dir(p):
+        return TaskSpec(**load_solexec(p, overrides or {}))
     if overrides:
-        raise UsageError("--set applies only to KernelBench problem files and GPU MODE benchmarks")
+        raise UsageError("--set applies only to KernelBench problem files, GPU MODE benchmarks and SOL-ExecBench "
+                         "problems")
     if not toml_path.is_file():
-        raise UsageError(f"{p}: neither a perfbench task (no task.toml) nor a GPU MODE problem (no task.yml)")
+        raise UsageError(f"{p}: not a perfbench task (no task.toml), a GPU MODE problem (no task.yml) nor a "
+                         "SOL-ExecBench problem (no definition.json)")
     try:
         doc = tomllib.loads(toml_path.read_text())
     except tomllib.TOMLDecodeError as exc:

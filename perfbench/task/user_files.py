@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import sys
 import traceback
 from pathlib import Path
@@ -101,3 +102,20 @@ def get_callable(module: ModuleType, name: str, path: str | Path, *, untrusted: 
         msg = f"{path}: {name!r} is a {type(obj).__name__}, not a function"
         raise CandidateRejected("candidate.missing_entry_point", msg) if untrusted else UsageError(msg)
     return obj
+
+
+def read_jsonl(path: Path, expected: str) -> list[tuple[int, dict]]:
+    """A JSON Lines file's objects with their line numbers, blank lines skipped; a line that is
+    not a JSON object is a one-line UsageError naming it (`expected` says what it should be)."""
+    objects = []
+    for n, text in enumerate(path.read_text().splitlines(), 1):
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}:{n}: not JSON ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise UsageError(f"{path}:{n}: {expected}")
+        objects.append((n, value))
+    return objects

@@ -114,7 +114,7 @@ def test_scorch_compare_json_on_stdout_and_out(run_cli, tmp_path):
 def test_tasks_list_and_version(run_cli):
     proc = run_cli("tasks", "list")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[0].split() == ["task", "kind", "device", "family", "s_ref", "here"]
+    assert proc.stdout.splitlines()[0].split() == ["task", "kind", "device", "family", "timed", "s_ref", "here"]
     version = run_cli("--version")
     assert version.returncode == 0 and version.stdout.split()[-1] == __import__("perfbench").__version__
 

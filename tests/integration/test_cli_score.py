@@ -106,7 +106,7 @@ def test_candidate_prints_cannot_forge_the_verdict(run_cli, write):
 
 
 @pytest.mark.parametrize("setup,code,needle", [
-    ("missing_toml", 2, "neither a perfbench task (no task.toml) nor a GPU MODE problem (no task.yml)"),
+    ("missing_toml", 2, "not a perfbench task (no task.toml), a GPU MODE problem (no task.yml) nor a SOL-ExecBench problem (no definition.json)"),
     ("bad_toml", 2, "task.toml: invalid TOML"),
     ("bad_kind", 2, "kind must be one of perf|impl, got 'fast'"),
     ("no_task", 2, "no such task directory"),

@@ -70,7 +70,7 @@ def test_a_submission_without_custom_kernel_says_so(run_cli, write):
 def test_usage_errors_are_one_line(run_cli, tmp_path):
     empty = tmp_path / "not_a_problem"
     empty.mkdir()
-    for args, needle in (([empty, PROBLEM / "submission.py"], "neither a perfbench task"),
+    for args, needle in (([empty, PROBLEM / "submission.py"], "not a perfbench task"),
                          ([PROBLEM, PROBLEM / "submission.py", "--set", "sise=4"], "generate_input takes no 'sise'")):
         proc = run_cli("score", *args, "--device", "cpu")
         assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -31,6 +31,19 @@ def test_manifests_jsonl_csv_and_directory(tmp_path):
     assert [r.id for r in read_manifest(d, tmp_path / "task")] == ["a.py", "b.py"]
 
 
+def test_a_row_may_set_its_problem_sizes(tmp_path):
+    """#62: a SOL-ExecBench (or GPU MODE, KernelBench) row names its --set overrides."""
+    (tmp_path / "m.jsonl").write_text('{"task": "p", "candidate": "s.json", "set": ["hidden_size=256", "workloads=0"]}\n')
+    row = read_manifest(tmp_path / "m.jsonl")[0]
+    assert row.set == ("hidden_size=256", "workloads=0")
+    assert BatchRow.from_dict(json.loads(json.dumps(row.to_dict()))) == row
+    (tmp_path / "m.csv").write_text("task,candidate,set\np,s.json,hidden_size=256 workloads=0\n")
+    assert read_manifest(tmp_path / "m.csv")[0].set == row.set
+    (tmp_path / "bad.jsonl").write_text('{"task": "p", "candidate": "s.json", "set": [3]}\n')
+    with pytest.raises(UsageError, match="bad.jsonl:1: set must list NAME=VALUE overrides"):
+        read_manifest(tmp_path / "bad.jsonl")
+
+
 @pytest.mark.parametrize("name,text,needle", [
     ("m.jsonl", '{"task": "a"}\n', "m.jsonl:1: missing candidate"),
     ("m.jsonl", '{"task": "a", "candidate": "c"}\nnot json\n', "m.jsonl:2: not JSON"),

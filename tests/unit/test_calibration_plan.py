@@ -141,11 +141,11 @@ def test_tasks_list_says_kind_family_and_this_machines_s_ref(tmp_path, monkeypat
     result = CliRunner().invoke(main, ["tasks", "list", "--dir", str(tmp_path / "tasks")])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [
-        "task         kind  device  family   s_ref here",
-        "csr_spmv     perf  cpu     cpu-cpp  1.100 INVALID (s_ref 1.100 is below 1.15)",
-        f"row_softmax  perf  cpu     python   4.200 valid (bench_configs/{key}.toml)",
-        "segment_sum  impl  cpu     python   - (impl)",
-        f"small_gemm   perf  cpu     python   7.000 measured on other task files (bench_configs/{key}.toml): recalibrate"]
+        "task         kind  device  family   timed    s_ref here",
+        "csr_spmv     perf  cpu     cpu-cpp  medium   1.100 INVALID (s_ref 1.100 is below 1.15)",
+        f"row_softmax  perf  cpu     python   medium   4.200 valid (bench_configs/{key}.toml)",
+        "segment_sum  impl  cpu     python   default  - (impl)",
+        f"small_gemm   perf  cpu     python   medium   7.000 measured on other task files (bench_configs/{key}.toml): recalibrate"]
 
 
 def test_same_program_ignores_the_module_docstring_only(tmp_path):

@@ -109,14 +109,14 @@ def test_checking_a_float64_output_leaves_it_as_it_was():
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8,
                                    torch.complex128])
 def test_poison_is_found_in_every_element_size(dtype):
-    from perfbench.task.correctness import _holds_poison
+    from perfbench.task.correctness import holds_poison
     t = torch.zeros(5, dtype=dtype)
-    assert not _holds_poison(t)
+    assert not holds_poison(t)
     t.view(torch.uint8)[t.element_size():2 * t.element_size()] = 255   # element 1: every byte 0xFF
-    assert _holds_poison(t)
+    assert holds_poison(t)
     t = torch.zeros(5, dtype=dtype)
     t.view(torch.uint8)[:t.element_size() - 1] = 255                    # all but one byte: not poison
-    assert not _holds_poison(t)
+    assert not holds_poison(t)
 
 
 def test_poison_is_named():
