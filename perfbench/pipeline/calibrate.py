@@ -23,7 +23,7 @@ from ..core.results import VERDICT_REJECTED
 from ..device.check import check_device
 from ..device.fingerprint import describe_cpu, fingerprint
 from ..task import bench_configs
-from ..task.spec import TaskSpec, load_task
+from ..task.spec import TaskSpec, load_task, require_solution
 from ..task.timed_files import timed_files_digest
 from .calibration_plan import CalibrationPlan
 from .score import ScoreConfig, score
@@ -54,7 +54,7 @@ def calibrate(tasks: list[Path], config: ScoreConfig | None = None, *, out_dir: 
     found: list[Calibration] = []
     by_key: dict[str, list[Calibration]] = {}
     for path in tasks:
-        spec = load_task(path)
+        spec = require_solution(load_task(path), "calibrate")
         if spec.kind != "perf":
             say(f"{spec.name}: impl task, no s_ref to measure")
             continue
@@ -158,7 +158,7 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
     device = check_device(cfg.device)
     fp = fingerprint(device)
     tag = f"{plan.name}:{plan.digest}"
-    specs = [load_task(t) for t in plan.tasks]
+    specs = [require_solution(load_task(t), "calibrate") for t in plan.tasks]
     before = {s.name: _comparable(bench_configs.entry(s.name, bench_configs.device_key(device, fp, s.threads),
                                                       out_dir), timed_files_digest(s))
               for s in specs if s.kind == "perf"}

@@ -45,5 +45,5 @@ def choose_s_ref(spec: TaskSpec, device: str, fp: dict, cfg: ScoreConfig, today:
             f"{spec.s_ref_default:g}; run `perfbench calibrate` on this machine for a measured one"], None
     if spec.format in PROBLEM_FORMATS:   # a problem: the speedup is the answer
         return None, "none", [f"no s_ref for {spec.name} on {key}: the speedup is scored, R_perf is null; "
-                              "pass --s-ref or run `perfbench calibrate` for a reward"], None
+                              "pass --s-ref, or add a bench_configs entry under its name, for a reward"], None
     raise UsageError(f"{spec.name}: no s_ref for {key} in bench_configs and no task default; pass --s-ref")

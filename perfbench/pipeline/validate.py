@@ -16,7 +16,7 @@ from ..core.results import VERDICT_REJECTED, ScoreResult
 from ..core.scoring import (GateResult, gate_impl_tests, gate_s_ref, gate_stable, gate_starter_not_faster,
                             unreachable_reward)
 from ..task.impl_tests import count_tests
-from ..task.spec import load_task
+from ..task.spec import load_task, require_solution
 from .score import ScoreConfig, score
 
 
@@ -51,7 +51,7 @@ def _rejected(name: str, r: ScoreResult) -> GateResult:
 def validate(task: str | Path, config: ScoreConfig | None = None,
              log: Callable[[str], None] | None = None) -> ValidationReport:
     cfg = config or ScoreConfig()
-    spec = load_task(task)
+    spec = require_solution(load_task(task), "validate")
     say = log or (lambda msg: None)
     runs: dict[str, ScoreResult] = {}
     for role in ("solution", "starter"):

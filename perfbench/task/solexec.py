@@ -158,9 +158,10 @@ def _tolerance(line: dict, where: str) -> dict[str, Any]:
 
 def _workload_inputs(line: dict, inputs: dict[str, dict], custom_entry: str | None, root: Path,
                      where: str) -> dict[str, dict]:
-    given = line.get("inputs")
-    if not isinstance(given, dict) or set(given) != set(inputs):
-        raise UsageError(f"{where}: `inputs` must give each of the definition's inputs ({', '.join(inputs)})")
+    given = line.get("inputs", {})
+    if not isinstance(given, dict) or set(given) - set(inputs):
+        raise UsageError(f"{where}: `inputs` must be an object over the definition's inputs ({', '.join(inputs)})")
+    given = {name: given.get(name, {"type": "random"}) for name in inputs}   # (unnamed: random, as upstream)
     kinds = {name: s.get("type") if isinstance(s, dict) else None for name, s in given.items()}
     for name, kind in kinds.items():
         if kind not in INPUT_KINDS:

@@ -237,6 +237,15 @@ def _load_kernelbench(path: Path, overrides: dict[str, str]) -> TaskSpec:
                     timed_size="default", overrides=parsed)
 
 
+def require_solution(spec: TaskSpec, command: str) -> TaskSpec:
+    """`spec`, if it is a task directory: what times a task's own solution.py (validate,
+    calibrate) cannot take a public benchmark's problem, which has none."""
+    if spec.format != FORMAT_DIR:
+        raise UsageError(f"{spec.root}: {command} times a task's solution.py; a {spec.format} problem has none "
+                         "(score a candidate with --s-ref NUMBER for a reward)")
+    return spec
+
+
 def parse_overrides(items: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for item in items:

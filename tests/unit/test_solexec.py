@@ -78,7 +78,10 @@ def test_set_errors(overrides, needle):
     (lambda p: _rewrite(p, lambda d: d["inputs"]["x"].update(shape=["rows", "depth"])), "inputs.x: shape"),
     (lambda p: _rewrite(p, lambda d: d.update(reference="def go(x):\n    return x\n")), "defines run(...)"),
     (lambda p: (p / "definition.json").write_text("{"), "definition.json:1: invalid JSON"),
-    (lambda p: (p / "workload.jsonl").write_text('{"axes": {"rows": 2}, "inputs": {}}\n'), "must give each of the definition's inputs"),
+    (lambda p: (p / "workload.jsonl").write_text('{"axes": {"rows": 2}, "inputs": {"z": {"type": "random"}}}\n'),
+     "`inputs` must be an object over the definition's inputs (x, y, alpha)"),
+    (lambda p: (p / "workload.jsonl").write_text('{"axes": {"rows": 2}, "inputs": {"x": {"type": "scalar", "value": 1}}}\n'),
+     "inputs.x: a scalar input needs a `value` and a null shape"),
     (lambda p: (p / "workload.jsonl").write_text(
         '{"axes": {}, "inputs": {"x": {"type": "random"}, "y": {"type": "random"}, "alpha": {"type": "scalar", "value": 1}}}\n'),
      "var axis 'rows' needs a size, got None"),
@@ -269,3 +272,24 @@ def test_a_destination_passing_output_counts_once_in_the_work(tmp_path):
         sizes[solution] = count_work(TaskProgram(spec, "cpu"), "workload1").bytes
     # x (f32) and y (bf16) in, out (f32) and head (bf16, half the columns) out: 40 rows x 64
     assert sizes["solution_return.json"] == sizes["solution_dps.json"] == 40 * 64 * (4 + 2 + 4) + 40 * 32 * 2
+
+
+def test_an_input_a_workload_does_not_name_is_drawn_at_random(tmp_path):
+    problem = tmp_path / "axpy_head"
+    shutil.copytree(PROBLEM, problem)
+    (problem / "workload.jsonl").write_text('{"axes": {"rows": 2}, "inputs": {"x": {"type": "random"}}}\n')
+    spec = load_task(problem)
+    assert {k: v["type"] for k, v in spec.cases["workload0"]["inputs"].items()} == {
+        "x": "random", "y": "random", "alpha": "random"}
+    x, y, alpha = TaskProgram(spec, "cpu").make_inputs(4, "workload0")
+    assert y.shape == (2, 64) and isinstance(alpha, float)
+
+
+@pytest.mark.parametrize("problem", [PROBLEM, FIX.parents[0] / "gpumode" / "axpb_py"])
+def test_validate_and_calibrate_refuse_a_problem_in_one_line(problem):
+    from perfbench.pipeline.calibrate import calibrate
+    from perfbench.pipeline.validate import validate
+
+    for run, command in ((lambda: validate(problem), "validate"), (lambda: calibrate([problem]), "calibrate")):
+        with pytest.raises(UsageError, match=f"{command} times a task's solution.py; a .* problem has none"):
+            run()
