@@ -31,7 +31,8 @@ def fake_score():
     worker process, `fake_score(1.2, 1.5)` in two (six pairs each, spread +/-`jitter` around
     each process's speedup).  For what reads a score's result (calibration, selfcheck) without
     timing anything."""
-    from perfbench.core.results import ComparisonResult, PairedSamples, ScoreResult
+    from perfbench.core.results import ComparisonResult, PairedSamples
+    from perfbench.core.verdict import ScoreResult
 
     def make(*process_speedups: float, jitter: float = 0.01) -> ScoreResult:
         offsets = [jitter * (k - 2.5) / 2.5 for k in range(6)]

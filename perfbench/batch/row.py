@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from ..core.errors import PerfbenchError, UsageError
-from ..core.results import VERDICT_REJECTED
+from ..core.verdict import VERDICT_REJECTED
 from ..device.fingerprint import fingerprint
 from ..task import bench_configs
 from ..task.spec import parse_overrides

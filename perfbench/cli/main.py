@@ -197,7 +197,7 @@ def score(task_dir, candidate_file, device, pairs, max_pairs, budget, processes,
     Exit status: 0 scored, 1 candidate rejected, 2 usage or environment error.
     """
     from ..core.errors import EXIT_REJECTED
-    from ..core.results import VERDICT_REJECTED
+    from ..core.verdict import VERDICT_REJECTED
     from ..pipeline.score import score as run_score
     from ..task.spec import parse_overrides
     from .report import score_table

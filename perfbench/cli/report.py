@@ -4,7 +4,8 @@ from __future__ import annotations
 from statistics import median
 from typing import TYPE_CHECKING
 
-from ..core.results import VERDICT_REJECTED, ComparisonResult, ScoreResult
+from ..core.results import ComparisonResult
+from ..core.verdict import VERDICT_REJECTED, ScoreResult
 
 if TYPE_CHECKING:   # (the validation pipeline imports torch; a report needs none)
     from ..pipeline.validate import ValidationReport

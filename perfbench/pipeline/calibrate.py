@@ -19,7 +19,7 @@ from typing import Callable
 
 from ..core.crossover import PROTOCOL_VERSION
 from ..core.errors import UsageError
-from ..core.results import VERDICT_REJECTED
+from ..core.verdict import VERDICT_REJECTED
 from ..device.check import check_device
 from ..device.fingerprint import describe_cpu, fingerprint
 from ..task import bench_configs

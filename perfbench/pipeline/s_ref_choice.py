@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 
 from ..core.errors import UsageError
-from ..core.results import S_REF_LIVE
+from ..core.verdict import S_REF_LIVE
 from ..task import bench_configs
 from ..task.spec import FORMAT_DIR, FORMAT_GPUMODE, FORMAT_KERNELBENCH, FORMAT_SOLEXEC, TaskSpec
 from ..task.timed_files import timed_files_digest

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from ..system import heap
 from ..core.deadline import Deadline, default_seconds
 from ..core.errors import UsageError
-from ..core.results import VERDICT_SCORED, ScoreResult
+from ..core.verdict import VERDICT_SCORED, ScoreResult
 from ..core.score_key import ScoreKey
 from ..device import lease as device_lease
 from ..device.check import check_device

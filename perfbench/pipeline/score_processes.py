@@ -18,7 +18,8 @@ from ..core import sol, stats, tamper
 from ..core.deadline import Deadline
 from ..core.errors import CandidateRejected
 from ..core.score_key import ScoreKey
-from ..core.results import S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, BenchmarkComparison, ComparisonResult, PairedSamples, Reason, ScoreResult
+from ..core.results import ComparisonResult, PairedSamples
+from ..core.verdict import S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, BenchmarkComparison, Reason, ScoreResult
 from ..core.stopping import StoppingRule, interim_decision
 from ..device.device_session import device_session
 from ..device.fingerprint import fingerprint

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core.results import VERDICT_REJECTED, ScoreResult
+from ..core.verdict import VERDICT_REJECTED, ScoreResult
 from ..core.scoring import (GateResult, gate_impl_tests, gate_s_ref, gate_stable, gate_starter_not_faster,
                             unreachable_reward)
 from ..task.impl_tests import count_tests

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.results import ScoreResult
+from ..core.verdict import ScoreResult
 
 
 @dataclass

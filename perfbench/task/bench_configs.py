@@ -52,7 +52,7 @@ def device_key(device: str, fingerprint: dict, threads: int | None = None) -> st
 
 # Where a score's s_ref comes from when no number is given (ScoreConfig.s_ref_policy, --s-ref):
 # `table`: bench_configs, else the task's default; `live`: the task's solution timed in the same
-# run (results.S_REF_LIVE); `auto`: a fresh bench_configs entry, else live (docs/verdict.md).
+# run (verdict.S_REF_LIVE); `auto`: a fresh bench_configs entry, else live (docs/verdict.md).
 S_REF_AUTO, S_REF_LIVE_POLICY, S_REF_TABLE = "auto", "live", "table"
 S_REF_POLICIES = (S_REF_AUTO, S_REF_LIVE_POLICY, S_REF_TABLE)
 # An entry is fresh on the UTC day it was measured: a calibration carried to the next day on

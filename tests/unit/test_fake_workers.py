@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from perfbench.core.errors import CandidateRejected, PerfbenchError, UsageError
-from perfbench.core.results import VERDICT_REJECTED, VERDICT_SCORED
+from perfbench.core.verdict import VERDICT_REJECTED, VERDICT_SCORED
 from perfbench.core.score_key import ScoreKey, block_seed
 from perfbench.isolation.processes.worker import _WorkerState, handlers
 from perfbench.isolation.sandbox.plan import Isolation

@@ -9,7 +9,8 @@ import pytest
 
 from perfbench.core import stats
 from perfbench.core.errors import CandidateRejected, UsageError
-from perfbench.core.results import S_REF_LIVE, ComparisonResult, PairedSamples, ScoreResult
+from perfbench.core.results import ComparisonResult, PairedSamples
+from perfbench.core.verdict import S_REF_LIVE, ScoreResult
 from perfbench.core.tamper import BlockWall
 from perfbench.pipeline.config import ScoreConfig
 from perfbench.pipeline.process_checks import check_tampering

@@ -11,8 +11,8 @@ import statistics
 import pytest
 
 from perfbench.core import stats
-from perfbench.core.results import (READABLE_SCHEMAS, SCHEMA_VERSION, BenchmarkComparison, ComparisonResult,
-                                    PairedSamples, Reason, SchemaError, ScoreResult)
+from perfbench.core.results import READABLE_SCHEMAS, SCHEMA_VERSION, ComparisonResult, PairedSamples, SchemaError
+from perfbench.core.verdict import BenchmarkComparison, Reason, ScoreResult
 from perfbench.core.version import __version__
 
 BASE = (120.0, 110.0, 130.0, 100.0, 125.0, 115.0)

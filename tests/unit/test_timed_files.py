@@ -4,7 +4,7 @@ import datetime
 import shutil
 from pathlib import Path
 
-from perfbench.core.results import S_REF_LIVE
+from perfbench.core.verdict import S_REF_LIVE
 from perfbench.pipeline.calibrate import Calibration, _comparable
 from perfbench.pipeline.config import ScoreConfig
 from perfbench.pipeline.s_ref_choice import choose_s_ref
