@@ -16,6 +16,7 @@ reads the format).
 from __future__ import annotations
 
 import linecache
+import traceback
 import types
 from pathlib import Path
 from typing import Any, Callable
@@ -24,7 +25,7 @@ import torch
 
 from ..core.errors import UsageError
 from .correctness import Failure, OutputRecord, holds_poison, inputs_unchanged, structure_failures
-from .solexec import DEFINITION, definition
+from .solexec import DEFINITION, SELECT_KEY, definition
 from .solexec_values import draw
 from .spec import TaskSpec
 from .user_files import describe_exception
@@ -62,6 +63,8 @@ class SolExecProblem:
         self.sampling = doc.get("op_type") == "sampling"
         self.n_inputs = len(self.inputs_doc)
         module = _reference_module(spec.root, doc["reference"])
+        self.reference_file = module.__file__
+        self.shrunk = any(k != SELECT_KEY for k in spec.overrides)
         self.run = module.run
         entry = doc.get("custom_inputs_entrypoint")
         self.custom = getattr(module, entry) if entry else None
@@ -183,8 +186,18 @@ class SolExecProblem:
         try:
             out = self._ordered(self.run(*inputs[:self.n_inputs]))
         except Exception as exc:  # noqa: BLE001 - the problem's code
-            raise UsageError(f"{self.root / DEFINITION}: reference run raised {describe_exception(exc)}") from None
+            raise UsageError(f"{self.root / DEFINITION}: reference run raised {describe_exception(exc)}"
+                             f"{self._where(exc)}") from None
         return list(out) if isinstance(out, tuple) else [out]
+
+    def _where(self, exc: BaseException) -> str:
+        """' at reference line N: `source`', the deepest line of the reference's source the
+        exception passed (an `assert hidden_size == 4096` that a --set broke, say)."""
+        lines = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == self.reference_file]
+        if not lines:
+            return ""
+        hint = " (a const axis changed with --set?)" if self.shrunk else ""
+        return f" at reference line {lines[-1].lineno}: `{(lines[-1].line or '').strip()}`{hint}"
 
     # -- the judge -------------------------------------------------------------------------------
     def judge(self, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],

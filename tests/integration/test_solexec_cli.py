@@ -35,6 +35,9 @@ def test_a_destination_passing_solution_scores_each_workload_and_their_geometric
     assert doc["speedup"] == pytest.approx(geomean) and doc["r_perf"] is None
     assert any("cols=32 (defined 64)" in w for w in doc["warnings"])
     assert doc["overrides"] == {"cols": "32"}
+    # each workload's speed of light at its own shapes, the DPS outputs counted once:
+    # rows x 32 x (4 + 2 + 4) bytes of x, y and out, rows x 16 x 2 of head
+    assert [b["sol"]["work"]["bytes"] for b in benches] == [3 * 32 * 10 + 3 * 16 * 2, 40 * 32 * 10 + 40 * 16 * 2]
 
 
 @pytest.mark.parametrize("solution,code,needle", [

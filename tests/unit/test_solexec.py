@@ -293,3 +293,12 @@ def test_validate_and_calibrate_refuse_a_problem_in_one_line(problem):
     for run, command in ((lambda: validate(problem), "validate"), (lambda: calibrate([problem]), "calibrate")):
         with pytest.raises(UsageError, match=f"{command} times a task's solution.py; a .* problem has none"):
             run()
+
+
+def test_a_reference_that_refuses_a_shrunk_axis_says_where_in_one_line():
+    spec = load_task(UPSTREAM / "triton" / "rmsnorm", {"hidden_size": "512", "workloads": "1"})
+    program = TaskProgram(spec, "cpu")
+    with pytest.raises(UsageError) as err:
+        program.reference(program.make_inputs(1, "workload1"))
+    assert str(err.value).endswith("definition.json: reference run raised AssertionError at reference line 7: "
+                                   "`assert hidden_size == 4096` (a const axis changed with --set?)")
