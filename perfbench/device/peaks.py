@@ -221,13 +221,15 @@ def _fastest_gemm(torch, device: str, dtype: str, sync: Callable[[], None]) -> R
     return best
 
 
-def bound_peaks(device: str, threads: int, working_set_bytes: int, dtype: str | None) -> dict:
+def bound_peaks(device: str, threads: int, working_set_bytes: int, dtype: str | None,
+                memo: dict | None = None) -> dict:
     """The two rates one score's speed-of-light bound needs, measured now (a fraction of a
     second): the bandwidth of the level the call's data comes from, and the GEMM FLOP/s of its
     dtype (`dtype` None: memory-only).  The level: on CUDA the timer flushes L2 before each call,
     so DRAM; on the CPU the scorer has just written the inputs, so the smallest probed working
     set that holds the call's.  The fastest of read, copy and triad there: a bound must not be
-    slower than what any access pattern reaches."""
+    slower than what any access pattern reaches.  `memo` keeps them per level and dtype for the
+    rest of one score (a problem's benchmarks often share both)."""
     cuda = device.startswith("cuda")
     with _measuring(device, threads) as (torch, sync):
         # (Never more than 4x the last cache level: past it the rate is memory's whatever the
@@ -238,9 +240,14 @@ def bound_peaks(device: str, threads: int, working_set_bytes: int, dtype: str | 
         else:
             sizes = working_sets(cpu_caches())
             ws = next((s for s in sizes if s >= working_set_bytes), sizes[-1])
+        if memo is not None and (ws, dtype) in memo:
+            return memo[(ws, dtype)]
         bandwidth = measure_bandwidth(torch, device, [ws], sync, 0.01, 3)
         best = max(bandwidth, key=lambda r: r.value)
         gemm = _fastest_gemm(torch, device, dtype, sync) if dtype else None
-    return {"bandwidth_bytes_s": best.value, "bandwidth_kind": best.kind, "working_set_bytes": ws,
-            "flop_s": gemm.value if gemm else None, "dtype": dtype,
-            "source": "measured in this score" + (" (DRAM: L2 is flushed per call)" if cuda else "")}
+    peaks = {"bandwidth_bytes_s": best.value, "bandwidth_kind": best.kind, "working_set_bytes": ws,
+             "flop_s": gemm.value if gemm else None, "dtype": dtype,
+             "source": "measured in this score" + (" (DRAM: L2 is flushed per call)" if cuda else "")}
+    if memo is not None:
+        memo[(ws, dtype)] = peaks
+    return peaks

@@ -29,7 +29,7 @@ from ..sides.contract_blocks import ContractBlocks, pair_end
 from ..task import bench_configs
 from ..task.correctness import Failure
 from ..task.program import TaskProgram
-from ..task.solexec import DEFINITION, shrunk_axes
+from ..task.solexec import DEFINITION, shrink_warning
 from ..task.spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, FORMAT_SOLEXEC, TaskSpec
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
@@ -83,8 +83,8 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
         comparison, checks, logs = timed
         return base.result(verdict=VERDICT_SCORED, reasons=(), checks=checks, comparison=comparison,
                            worker_logs=logs)
-    # GPU MODE: the gate (the tests) once, then each benchmark timed on its own
-    benchmarks, checks, logs = [], 0, {}
+    # GPU MODE, SOL-ExecBench: the gate once, then each benchmark timed on its own
+    benchmarks, checks, logs, peaks = [], 0, {}, {}
     for i, name in enumerate(spec.benchmarks):
         say(f"benchmark {i + 1} of {len(spec.benchmarks)}: {spec.shown_case(name)}")
         one = dataclasses.replace(setup, spec=dataclasses.replace(spec, timed_size=name), gate=i == 0)
@@ -93,7 +93,7 @@ def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg:
             return timed
         comparison, n, logs = timed
         checks += n
-        sol_inputs, why = speed_of_light_inputs(program, one.spec, device, key.probe_seed)
+        sol_inputs, why = speed_of_light_inputs(program, one.spec, device, key.probe_seed, peaks)
         if why:
             base.warn(why)
         impossible = sol.impossible_speed(sol_inputs, comparison)
@@ -111,12 +111,9 @@ def _where_it_runs(base: VerdictFields, spec: TaskSpec, device: str, threading) 
     if spec.format == FORMAT_GPUMODE and spec.device == "cuda" and device == "cpu":
         base.warn(f"{spec.name} is a CUDA problem run on the CPU (--device cpu): the tensors and "
                   "generators its code asks for on cuda were made on the CPU (docs/tasks.md)")
-    if spec.format == FORMAT_SOLEXEC:
-        shrunk = shrunk_axes(spec.root, spec.overrides)
-        if shrunk:
-            base.warn(f"{spec.name} is scored at other shapes than its definition's (--set): "
-                      + ", ".join(f"{k}={new} (defined {old})" for k, (old, new) in shrunk.items())
-                      + "; the speedups are those shapes'")
+    shrunk = shrink_warning(spec.name, spec.root, spec.overrides) if spec.format == FORMAT_SOLEXEC else None
+    if shrunk:
+        base.warn(shrunk)
     if threading is not None:
         base.threading = threading.to_dict()
         if threading.oversubscribed:

@@ -24,13 +24,12 @@ from typing import Any, Callable
 import torch
 
 from ..core.errors import UsageError
-from .correctness import Failure, OutputRecord, holds_poison, inputs_unchanged, structure_failures
+from .correctness import POISON_PATTERNS, Failure, OutputRecord, holds_poison, inputs_unchanged, structure_failures
 from .solexec import DEFINITION, SELECT_KEY, definition
 from .solexec_values import draw
 from .spec import TaskSpec
 from .user_files import describe_exception
 
-POISON_BYTE = 0xFF
 
 
 def _reference_module(root: Path, source: str) -> types.ModuleType:
@@ -68,10 +67,8 @@ class SolExecProblem:
         self.run = module.run
         entry = doc.get("custom_inputs_entrypoint")
         self.custom = getattr(module, entry) if entry else None
-        self._tolerances: dict[tuple, dict] = {}   # inputs' signature -> their workload's tolerance
-        # the inputs some workload gives as a `scalar` value: part of what tells workloads apart
-        self._given_scalars = {i for i, name in enumerate(self.inputs_doc)
-                               if any(c["inputs"][name]["type"] == "scalar" for c in self.cases.values())}
+        # what each workload's inputs look like, in order: a check is handed inputs, not a name
+        self._signatures = [(size, self._signature(case)) for size, case in self.cases.items()]
 
     # -- inputs ----------------------------------------------------------------------------------
     def _shape(self, shape: list[str] | None, axes: dict[str, int]) -> tuple[int, ...] | None:
@@ -96,29 +93,32 @@ class SolExecProblem:
             else:
                 x = draw(name, shape, dtype, t.get("description"), g, self.device)
                 values.append(torch.softmax(x.float(), dim=-1).to(dtype) if self.sampling and name == "probs" else x)
-        self._tolerances.setdefault(self._signature(values), case["tolerance"])
         if self.destination_passing:
             values += self._poisoned_outputs(axes, g)
         return tuple(values)
 
-    def _signature(self, inputs: Any) -> tuple:
-        """What tells workloads apart in their inputs (shapes, dtypes, the workloads' given
-        scalars; not a scalar drawn at random): a check is handed the inputs, not the workload's
-        name."""
-        return tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor)
-                     else ("scalar", x if i in self._given_scalars else type(x).__name__)
-                     for i, x in enumerate(list(inputs)[:self.n_inputs]))
+    def _signature(self, case: dict) -> tuple:
+        """A workload's inputs as the definition says them: each tensor's shape and dtype, each
+        given scalar's value; None for a scalar drawn or made (any value)."""
+        out = []
+        for name, t in self.inputs_doc.items():
+            shape = self._shape(t.get("shape"), case["axes"])
+            given = case["inputs"][name]
+            out.append((shape, str(_dtype(t["dtype"]))) if shape is not None
+                       else ("scalar", given["value"]) if given["type"] == "scalar" else None)
+        return tuple(out)
 
     def tolerance(self, inputs: tuple) -> dict:
-        """The tolerance of the workload `inputs` were made for (the first workload made with
-        such inputs, where two share them)."""
-        found = self._tolerances.get(self._signature(inputs))
-        if found is None:   # made in another process (a worker's inputs): find the workload
-            for size in self.cases:
-                if self._signature(self.inputs(0, size)) == self._signature(inputs):
-                    return self.cases[size]["tolerance"]
-            raise UsageError(f"{self.root / DEFINITION}: inputs of no workload were checked")
-        return found
+        """The tolerance of the workload whose inputs these are (the first, where two workloads'
+        inputs look alike)."""
+        seen = tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor) else ("scalar", x)
+                     for x in inputs[:self.n_inputs])
+        for size, expected in self._signatures:
+            if all(e is None or e == s for e, s in zip(expected, seen)):
+                return self.cases[size]["tolerance"]
+        shapes = [tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__ for x in inputs[:self.n_inputs]]
+        raise UsageError(f"{self.root / DEFINITION}: inputs of shapes {shapes} are no workload's "
+                         "(a custom_inputs_entrypoint that makes other shapes than the definition's?)")
 
     def _custom(self, seed: int, axes: dict[str, int], given: dict[str, dict]) -> dict[str, Any]:
         """The definition's input maker, which draws from torch's global generator: seeded here."""
@@ -150,7 +150,8 @@ class SolExecProblem:
                 outs.append(torch.randint(0, 2, shape, generator=g, device=self.device, dtype=torch.bool))
             else:
                 out = torch.empty(shape, dtype=dtype, device=self.device)
-                out.reshape(-1).view(torch.uint8).fill_(POISON_BYTE)   # (a view of the same memory)
+                # (the pattern holds_poison recognises; a view of the same memory)
+                out.reshape(-1).view(torch.uint8).fill_(POISON_PATTERNS[0])
                 outs.append(out)
         return outs
 
@@ -161,13 +162,13 @@ class SolExecProblem:
         names = list(self.outputs_doc)
         if isinstance(result, dict):
             result = tuple(result.get(n) for n in names)
-        if isinstance(result, list):
-            result = tuple(result)
-        items = result if isinstance(result, tuple) else (result,)
-        items = tuple(torch.tensor(v, dtype=_dtype(self.outputs_doc[n]["dtype"]), device=self.device)
-                      if isinstance(v, (int, float, bool)) and i < len(names) else v
-                      for i, (n, v) in enumerate(zip(names + [""] * len(items), items)))
+        items = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+        items = tuple(self._as_tensor(v, names[i]) if i < len(names) and isinstance(v, (int, float, bool)) else v
+                      for i, v in enumerate(items))
         return items if len(items) != 1 else items[0]
+
+    def _as_tensor(self, value: int | float | bool, output: str) -> torch.Tensor:
+        return torch.tensor(value, dtype=_dtype(self.outputs_doc[output]["dtype"]), device=self.device)
 
     def wrap(self, fn: Callable[..., Any], destination_passing: bool) -> Callable[..., Any]:
         """`fn` as perfbench calls it, fn(*inputs) (the trailing poisoned outputs of a

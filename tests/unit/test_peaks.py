@@ -55,3 +55,21 @@ def test_a_quick_measurement_has_every_kind_at_every_size_each_with_its_spread()
     assert [r.dtype for r in report.gemm] == ["float32", "float64"]
     assert all(0 < r.low <= r.value <= r.high for r in report.bandwidth + report.gemm)
     assert json.loads(json.dumps(report.to_dict()))["threads"] == 1
+
+
+def test_a_score_measures_the_peaks_of_one_level_and_dtype_once(monkeypatch):
+    """A problem's benchmarks share their level and dtype: measured for the first, reused after."""
+    from perfbench.device import peaks
+
+    calls = []
+    real = peaks.measure_bandwidth
+
+    def counted(*args, **kwargs):
+        calls.append(args[2])   # the working sets measured
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(peaks, "measure_bandwidth", counted)
+    memo: dict = {}
+    first = peaks.bound_peaks("cpu", 1, 4096, None, memo)
+    assert peaks.bound_peaks("cpu", 1, 5000, None, memo) is first and len(calls) == 1
+    assert peaks.bound_peaks("cpu", 1, 64 << 20, None, memo) is not first and len(calls) == 2

@@ -12,7 +12,7 @@ from perfbench.core.errors import CandidateRejected, EnvironmentUnavailable, Usa
 from perfbench.task import solexec_solution
 from perfbench.task.correctness import record_of
 from perfbench.task.program import TaskProgram
-from perfbench.task.solexec_problem import tolerance_failures
+from perfbench.task.solexec_problem import SolExecProblem, tolerance_failures
 from perfbench.task.solexec_values import domain, draw
 from perfbench.task.spec import FORMAT_SOLEXEC, TaskSpec, load_task
 
@@ -302,3 +302,28 @@ def test_a_reference_that_refuses_a_shrunk_axis_says_where_in_one_line():
         program.reference(program.make_inputs(1, "workload1"))
     assert str(err.value).endswith("definition.json: reference run raised AssertionError at reference line 7: "
                                    "`assert hidden_size == 4096` (a const axis changed with --set?)")
+
+
+def test_each_workload_is_judged_with_its_own_tolerance(tmp_path):
+    spec, sol = bound(tmp_path, "solution_wrong.json")
+    program = TaskProgram(spec, "cpu")
+    fn = program.load_callable(sol.file, untrusted=True)
+    required = {}
+    for size in spec.sizes:
+        x = program.make_inputs(2, size)
+        required[size] = program.judge(x, *call(program, fn, x))[0].message.split("matched, ")[1].split(" ")[0]
+    assert required == {"workload0": "100.00%", "workload1": "99.00%"}
+    with pytest.raises(UsageError, match=r"inputs of shapes \[\(2, 2\), \(3, 64\), 'float'\] are no workload's"):
+        SolExecProblem(spec, "cpu").tolerance((torch.zeros(2, 2), torch.zeros(3, 64, dtype=torch.bfloat16), 0.5))
+
+
+def test_one_unwritten_element_of_a_dps_output_is_caught(tmp_path):
+    spec, sol = bound(tmp_path, "solution_dps.json")
+    program = TaskProgram(spec, "cpu")
+    x = program.make_inputs(6, "workload1")
+    ref = program.reference(x)
+    out, head = x[3], x[4]
+    out.copy_(ref[0])
+    head.view(-1)[:-1].copy_(ref[1].view(-1)[:-1])   # the last element keeps its poison
+    fails = program.judge(x, [record_of(out, x), record_of(head, x)], [record_of(i) for i in x])
+    assert [f.reason for f in fails] == ["correctness.uninitialised"] and fails[0].message.startswith("output head: ")
