@@ -209,7 +209,7 @@ MUTATIONS = [
     M("the CPU gate trusts the worker's encoding again", "perfbench/pipeline/score_processes.py",
       "cand_side.gate_side())", "None)",
       ["tests/adversarial/test_exploits.py::test_exploit_rejected"]),
-    M("a sandbox limit a call ran into is only candidate.raised", "perfbench/isolation/processes/worker.py",
+    M("a sandbox limit a call ran into is only candidate.raised", "perfbench/isolation/processes/worker_state.py",
       '        code = "resource.disk"', '        code = "candidate.raised"',
       ["tests/adversarial/test_exploits.py::test_a_candidate_that_fills_its_private_directory_stops_at_the_tmpfs_size"]),
     M("no baseline drift warning", "perfbench/pipeline/score_processes.py",
@@ -230,7 +230,7 @@ MUTATIONS = [
       EXPLOITS),
     M("child processes not tripped", "perfbench/isolation/processes/integrity.py", "        if kids:", "        if False:",
       EXPLOITS),
-    M("inputs not refilled in place (fresh objects)", "perfbench/isolation/processes/worker.py",
+    M("inputs not refilled in place (fresh objects)", "perfbench/isolation/processes/own_input_requests.py",
       "        for h, f in zip(held, fresh):\n            h.copy_(f)\n        return held",
       "        return fresh", EXPLOITS),
     # -- #42: behaviours an independent mutation run found unheld
@@ -328,7 +328,7 @@ MUTATIONS = [
       "        if True:\n            return\n        k = plan.checked_iteration(iters)",
       ["tests/unit/test_fake_workers.py::"
        "test_contract_blocks_run_on_both_sides_between_pairs_and_reject_a_candidate_that_counts_its_calls"]),
-    M("a CUDA worker ignores a contract block's transform", "perfbench/isolation/processes/worker.py",
+    M("a CUDA worker ignores a contract block's transform", "perfbench/isolation/processes/own_input_requests.py",
       'if req.get("transform"):   # a contract block', 'if False:   # a contract block',
       ["tests/unit/test_fake_workers.py::test_a_contract_block_through_a_worker_that_makes_its_own_inputs"]),
     M("only the candidate runs contract blocks", "perfbench/pipeline/score_processes.py",

@@ -1,5 +1,6 @@
-"""How `perfbench score` runs: one frozen config for the whole pipeline (`ScoreConfig`), and what
-every worker process of one score is given (`RunSetup`)."""
+"""How `perfbench score` runs: one frozen config for the whole pipeline (`ScoreConfig`), the perf
+score `score` hands on once it holds the device (`PerfJob`), and what every worker process of one
+score is given (`RunSetup`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -125,6 +126,19 @@ def sampler_config(*, min_pairs: int | None = None, max_pairs: int | None = None
         return dataclasses.replace(base, **changes)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class PerfJob:
+    """One perf score, as `score` hands it to score_processes.score_perf once it holds the device:
+    what is scored, where, under which secret key and settings, and by when."""
+
+    spec: TaskSpec
+    candidate: Path
+    device: str
+    key: ScoreKey
+    cfg: ScoreConfig
+    deadline: Deadline | None = None   # the score's (None: no deadline, as in the tests' in-process scores)
 
 
 @dataclass(frozen=True)

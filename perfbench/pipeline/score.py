@@ -28,7 +28,7 @@ from ..task.impl_tests import run_tests
 from ..task import solexec_solution
 from ..task.spec import FORMAT_SOLEXEC, TaskSpec, load_task
 from ..timing.sampler import ProgressFn
-from .config import ScoreConfig
+from .config import PerfJob, ScoreConfig
 from .sandboxes import start_scorer
 
 if TYPE_CHECKING:
@@ -83,7 +83,8 @@ def score(task: str | Path | TaskSpec, candidate: str | Path, config: ScoreConfi
         # own imports now overlap.
         from .score_processes import score_perf
 
-        result = score_perf(spec, cand_path, device, key, cfg, start, say, progress, baselines, deadline=deadline)
+        result = score_perf(PerfJob(spec, cand_path, device, key, cfg, deadline), start, say, progress=progress,
+                            baselines=baselines)
         # (a solution.json's sources were written elsewhere: the verdict names the file given)
         return result if str(cand_path) == str(candidate) else dataclasses.replace(result, candidate=str(candidate))
 

@@ -9,15 +9,12 @@ import contextlib
 import dataclasses
 import statistics
 import time
-from pathlib import Path
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from ..core import sol, stats, tamper
-from ..core.deadline import Deadline
 from ..core.errors import CandidateRejected
-from ..core.score_key import ScoreKey
 from ..core.results import ComparisonResult, PairedSamples
 from ..core.verdict import S_REF_LIVE, VERDICT_REJECTED, VERDICT_SCORED, BenchmarkComparison, Reason, ScoreResult
 from ..core.stopping import StoppingRule, interim_decision
@@ -34,7 +31,7 @@ from ..task.spec import FORMAT_GPUMODE, FORMAT_KERNELBENCH, FORMAT_SOLEXEC, Task
 from ..timing.sampler import ProgressFn, SamplerConfig, sample_interleaved
 from ..timing.schedule import CANDIDATE, SOLUTION
 from .baseline_pool import BaselinePool
-from .config import RunSetup, ScoreConfig
+from .config import PerfJob, RunSetup, ScoreConfig
 from .gate import gate_with_contract, load_side, task_tolerance
 from .process_checks import (baseline_alone, block_diagnostics, check_tampering, clock_warnings, isolation_record,
                              merge_diagnostics)
@@ -45,13 +42,13 @@ from .verdict_fields import VerdictFields
 from .workers import ForkedWorkers, Workers
 
 
-def score_perf(spec: TaskSpec, cand_path: Path, device: str, key: ScoreKey, cfg: ScoreConfig,
-               start: ScorerStart, say: Callable[[str], None], progress: ProgressFn | None,
-               baselines: BaselinePool | None, workers: Workers | None = None,
-               deadline: Deadline | None = None) -> ScoreResult:
+def score_perf(job: PerfJob, start: ScorerStart, say: Callable[[str], None], *,
+               progress: ProgressFn | None = None, baselines: BaselinePool | None = None,
+               workers: Workers | None = None) -> ScoreResult:
     """A perf task's score, on the cores of the device lease `score` holds; CPU workers forked
     from the zygotes `score` started (sandboxes.start_scorer), unless `workers` gives them;
-    the candidate's requests end by `deadline` (core/deadline.py)."""
+    the candidate's requests end by the job's deadline (core/deadline.py)."""
+    spec, cand_path, device, key, cfg, deadline = job.spec, job.candidate, job.device, job.key, job.cfg, job.deadline
     threading = start.threading
     workers = workers or ForkedWorkers(start.servers, baselines, start.nondumpable)
     check_seeds = key.check_seeds(cfg.check_seeds)
@@ -328,7 +325,7 @@ class TimingRun:
 
         Its workers are closed, not timed: each ran work the other did not (the gate's calls,
         the blocks alone), and a process timed in them read apart from the later ones, which
-        widened the CI that covers the spread between processes (benchmarks/RESULTS.md, "The
+        widened the CI that covers the spread between processes (benchmarks/results/timing.md, "The
         protocol versions, measured", 4).  So every timed pair runs in two workers that did the
         same things before it."""
         su = self.setup

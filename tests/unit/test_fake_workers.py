@@ -22,11 +22,12 @@ import pytest
 from perfbench.core.errors import CandidateRejected, PerfbenchError, UsageError
 from perfbench.core.verdict import VERDICT_REJECTED, VERDICT_SCORED
 from perfbench.core.score_key import ScoreKey, block_seed
-from perfbench.isolation.processes.worker import _WorkerState, handlers
+from perfbench.isolation.processes.worker import handlers
+from perfbench.isolation.processes.worker_state import WorkerState
 from perfbench.isolation.sandbox.plan import Isolation
 from perfbench.isolation.wire.arena import SharedArena
 from perfbench.isolation.wire.protocol import Op
-from perfbench.pipeline.config import ScoreConfig
+from perfbench.pipeline.config import PerfJob, ScoreConfig
 from perfbench.pipeline.score_processes import score_perf
 from perfbench.pipeline.sandboxes import ScorerStart
 from perfbench.task.spec import load_task
@@ -52,7 +53,7 @@ class InProcessWorker:
     def __init__(self, label: str, untrusted: bool):
         self.label, self.untrusted = label, untrusted
         self.input_arena, self.output_table = SharedArena(f"{label}-inputs"), SharedArena(f"{label}-table")
-        self._state = _WorkerState()
+        self._state = WorkerState()
         self._answer = handlers(self._state, lambda: {}, (self.input_arena.fd, self.output_table.fd))
         self.isolation: Isolation | None = None
         self.startup_s: float | None = None
@@ -158,8 +159,8 @@ def score(candidate: Path, monkeypatch, task: Path = TASK, key: ScoreKey | None 
                          "s_ref": 1000.0, "sandbox": False, **changes})
     workers = InProcessWorkers()
     said: list[str] = []
-    result = score_perf(load_task(task), candidate, "cpu", key or ScoreKey.from_seed(cfg.seed), cfg,
-                        ScorerStart(None, {}, True), said.append, None, None, workers=workers)
+    job = PerfJob(load_task(task), candidate, "cpu", key or ScoreKey.from_seed(cfg.seed), cfg)
+    result = score_perf(job, ScorerStart(None, {}, True), said.append, workers=workers)
     return result, workers, said
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from perfbench.isolation.processes.worker import _WorkerState, handlers
+from perfbench.isolation.processes.worker import handlers
+from perfbench.isolation.processes.worker_state import WorkerState
 from perfbench.isolation.processes.worker_client import candidate_reason
 from perfbench.isolation.wire.protocol import Op
 
@@ -14,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "perfbench"
 
 
 def test_every_request_has_a_handler_and_every_handler_a_request():
-    table = handlers(_WorkerState(), lambda: {})
+    table = handlers(WorkerState(), lambda: {})
     assert set(table) == set(Op) - {Op.EXIT}   # (serve answers EXIT itself)
     assert table["run"] is table[Op.RUN]        # the wire's plain string finds the same handler
 
