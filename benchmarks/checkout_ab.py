@@ -1,6 +1,6 @@
 """A/B of two checkouts: does a change move the speedups it reports, and what did it save?
 
-The rule (benchmarks/RESULTS.md, "Where a score's time goes"): anything that changes what the
+The rule (benchmarks/results/cost.md, "where a score's time goes"): anything that changes what the
 scorer does between timed blocks needs an A/B of speedups, not only of wall time.  This runs `perfbench score` (the CLI, a fresh
 interpreter per score, as a user runs it) from two checkouts alternately, BEFORE then AFTER in
 even pairs and AFTER then BEFORE in odd ones, so that a host whose speed drifts during the run

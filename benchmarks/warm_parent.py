@@ -1,7 +1,7 @@
 """Zygotes from a kept warm parent vs spawned zygotes, in one process that scores many candidates
 (an RL loop, a batch's row server, a test session): what each costs, and whether the speedups
-move (the rule in RESULTS.md, "Where a score's time goes": an A/B of speedups, not only of
-wall time).
+move (the rule in benchmarks/results/cost.md, "where a score's time goes": an A/B of speedups,
+not only of wall time).
 
 Alternates, in one process, `score(..., ScoreConfig(warm_parent=True))` (zygotes forked by this
 process's warm parent, started once before the first pair) and `warm_parent=False` (each

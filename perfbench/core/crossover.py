@@ -25,7 +25,7 @@ import numpy as np
 
 # The measurement protocol an s_ref is comparable within (bench_configs records it; `score` warns
 # when an s_ref came from another).  Each version changed what a speedup reads; what each moved
-# is in benchmarks/RESULTS.md, "The protocol versions, measured".
+# is in benchmarks/results/timing.md, "The protocol versions, measured".
 # 1: pairs AB, BA, AB, ...; the plain median of the pairs' ratios.
 # 2: orders drawn per quad; the scorer's work at the pair boundary; each process's period effect
 #    removed from its pairs' ratios.

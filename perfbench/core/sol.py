@@ -144,8 +144,8 @@ def section(work: dict, peaks: dict, baseline_ns, candidate_ns, solution_ns=None
 # A time is impossible when even the slow end of its CI is this many times faster than the
 # speed-of-light bound.  An honest kernel can reach the bound (a matmul that is the routine the
 # GEMM probe times reads 100% of it, give or take the probe's noise), and the bound's rates move
-# with the host's load between measurements; twice the bound is past both (benchmarks/
-# RESULTS.md, "The physics gate's factor").
+# with the host's load between measurements; twice the bound is past both
+# (benchmarks/results/speed_of_light.md, "The physics gate's factor").
 IMPOSSIBLE_FACTOR = 2.0
 
 

@@ -5,7 +5,7 @@ includes the variance between them only from the second process on.  So the run 
 only at a process boundary, never inside one, and only once `min_processes` (default 3) have
 measured: the verdict publishes the speedup beside the reward, and on a 2-core VM the variance
 between processes dominates its error, which two processes estimate with one degree of freedom
-(benchmarks/RESULTS.md, "Why an early stop leaves 3 processes").  With the default 3 processes a
+(benchmarks/results/timing.md, "Why an early stop leaves 3 processes").  With the default 3 processes a
 score therefore measures them all; the rule saves processes from the fourth on.  The decisions, on the CI of every pair so far:
 
 - `r_perf_zero`: the speedup's CI lies entirely at or below s_ref (R_perf = 0 whatever more pairs say);

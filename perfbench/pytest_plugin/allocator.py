@@ -4,8 +4,8 @@ glibc adjusts its mmap and trim thresholds as a process runs: in some processes 
 output goes back to the OS and the next call page-faults it in again, in others it is reused, so
 one kernel reads several times slower in some processes than in others, at random: no threshold
 on an unpaired comparison absorbs that.  Fixing both thresholds at the start of the session makes
-every process reuse it (benchmarks/RESULTS.md, "The pytest plugin's steady heap").  Paired
-comparisons never needed it (both sides share the heap).
+every process reuse it (benchmarks/results/pytest_plugin.md, "The pytest plugin's steady heap").
+Paired comparisons never needed it (both sides share the heap).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 The gate's contract calls (pipeline/gate.contract_gate) all run before anything is timed, so a
 candidate that counts its calls, or looks at which request it is serving, can be robust there
 and fragile once timed: one that stayed right for row_softmax's first 22 calls, then subtracted
-the generator's bound, was scored with the gate's contract alone (benchmarks/RESULTS.md,
+the generator's bound, was scored with the gate's contract alone (benchmarks/results/trust.md,
 "#58 (6), contract blocks among the timed ones").
 
 So at the end of a drawn share of the pairs (and of the warm-up's rounds) every side runs one

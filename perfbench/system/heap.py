@@ -3,7 +3,7 @@
 Between timed blocks the scorer makes fresh inputs and float64 oracles: tens of MB of
 short-lived tensors per block, which glibc's defaults serve from fresh mmap pages (a page fault
 and a zeroed page per 4 KiB).  Keeping freed memory made the float64 softmax oracle ~4x faster
-here (benchmarks/RESULTS.md, "where a score's time goes"; benchmarks/scorer_heap.py).
+here (benchmarks/results/cost.md, "where a score's time goes"; benchmarks/scorer_heap.py).
 
 Only the scorer's own process is changed (glibc cannot go back to its dynamic thresholds).
 Workers keep the allocator's defaults: how a kernel allocates is part of what is timed, and

@@ -104,7 +104,7 @@ class SRef:
         calibration's median than the calibration's own runs were from each other (at least
         DRIFT_FLOOR): then this may not be the host s_ref was measured on, whatever its key
         says.  A hint, not proof: on a 2-core VM whose memory bandwidth swings, the baseline
-        moves between scores minutes apart while the speedup holds (benchmarks/RESULTS.md, "A
+        moves between scores minutes apart while the speedup holds (benchmarks/results/timing.md, "A
         baseline that drifts while the speedup holds").  None where it is not, or where no per-call time was recorded (entries
         written before perfbench 0.2.0's #38 work)."""
         if not self.baseline_ns or not now_ns > 0:

@@ -45,8 +45,8 @@ SELECT_KEY = "workloads"
 # shift makes low-precision sums cancel: olmo3_post_norm's residual + RMSNorm(x) under
 # shift:-100 adds two bfloat16 values near -100 and +100 (steps of 0.5) into a result of order
 # 1, where the reference and an honest kernel differ by their intermediates' rounding alone, and
-# the honest one fails (benchmarks/RESULTS.md, "Why a problem's input contract does not shift").  A
-# scale keeps every value's relative precision.
+# the honest one fails (benchmarks/results/formats.md, "Why a problem's input contract does not
+# shift").  A scale keeps every value's relative precision.
 CONTRACT = ("scale:100", "scale:0.01")
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,

@@ -154,7 +154,7 @@ def _warm_up_and_size(sides: Sequence[Side], cfg: SamplerConfig, seed: int, cloc
     (its outputs' memory is first touched there), and so is a fresh process's first block.  A
     warm-up that ends on time alone can end on that block, and the first timed pair of every
     process is then an outlier that leans against the side with the shorter blocks
-    (benchmarks/RESULTS.md, "#59 measured first").
+    (benchmarks/results/timing.md, "#59 measured first").
     """
     start = clock()
     sized = iters is not None

@@ -75,7 +75,7 @@ def _check_values(header: dict) -> None:
     at most MAX_DEPTH, integers within int64/uint64, floats finite (json reads 1e999 as inf).
     One pass over the parsed header rather than a hook per number: this runs inside every timed
     request (on both sides and in the null blocks alike), so it is kept to the one walk
-    (benchmarks/RESULTS.md, "The reply checks inside a timed request")."""
+    (benchmarks/results/trust.md, "The reply checks inside a timed request")."""
     stack = [(header, 1)]
     while stack:
         v, depth = stack.pop()
