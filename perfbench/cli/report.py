@@ -78,60 +78,73 @@ def score_table(r: ScoreResult) -> str:
     elif r.task_kind == "perf":
         judge = "the problem's own check" if r.benchmarks else "the float64 reference"
         lines.append(f"{'gate':<10} PASS ({r.checks} output checks against {judge})")
-        for b in r.benchmarks:
-            s = b.comparison.summary.speedup
-            shown = ", ".join(f"{k}={v}" for k, v in b.spec.items() if k != "seed")
-            lines.append(f"{b.name:<10} {s.value:.3f}x  CI [{s.low:.3f}, {s.high:.3f}]  ({shown}; "
-                         f"{b.comparison.samples.n_pairs} pairs)")
-        if r.benchmarks:
-            g = r.speedup
-            lines.append(f"{'speedup':<10} {g.value:.3f}x  {100 * g.confidence:g}% CI [{g.low:.3f}, {g.high:.3f}]  "
-                         f"(geometric mean of {len(r.benchmarks)} benchmarks)")
-            if r.s_ref is not None:
-                lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
-            lines.append(f"{'R_perf':<10} " + ("null (no s_ref)" if r.r_perf is None else f"{r.r_perf:.3f}"))
-        c = r.comparison
-        if c is not None:
-            s = c.summary
-            lines.append(f"{'speedup':<10} {s.speedup.value:.3f}x  {100 * s.speedup.confidence:g}% CI "
-                         f"[{s.speedup.low:.3f}, {s.speedup.high:.3f}]"
-                         f"  p={s.p_value:.2g}  ({c.samples.n_pairs} AB-BA pairs x {c.samples.iters_per_block} iters)")
-            lines.append(f"{'times':<10} baseline {format_time(median(c.samples.baseline_ns))}, "
-                         f"candidate {format_time(median(c.samples.candidate_ns))} per call")
-            if s.period is not None:
-                lines.append(_period_line(s.period))
-            if s.stability is not None:
-                lines.append(_processes_line(s.stability))
-            sol = r.sol
-            if sol is not None:
-                lines += _sol_lines(sol)
-            if r.threading:
-                lines.append(f"{'threads':<10} {r.threading['threads']} on cores {r.threading['cpus']} "
-                             f"(OpenMP {r.threading.get('openmp_runtime')}, wait policy "
-                             f"{r.threading.get('omp_wait_policy')})")
-            stopping = c.extra.get("stopping") or {}
-            if stopping.get("decision"):
-                lines.append(f"{'stopped':<10} after {stopping['processes_run']} of {stopping['processes']} processes: "
-                             f"{stopping['decision']} (decided on a {100 * stopping['look_confidence']:.1f}% CI)")
-            live = r.live_s_ref
-            if live is not None:
-                lines.append(f"{'s_ref':<10} {live['solution_speedup']:.3f}x live: the solution timed between the "
-                             f"candidate's pairs, CI [{live['solution_ci'][0]:.3f}, {live['solution_ci'][1]:.3f}]")
-                lines.append(f"{'vs s_ref':<10} {live['candidate_over_solution']:.3f}x the solution, CI "
-                             f"[{live['ratio_ci'][0]:.3f}, {live['ratio_ci'][1]:.3f}]")
-            elif r.s_ref is not None:
-                lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
-            if r.r_perf is None:
-                lines.append(f"{'R_perf':<10} null (" + ("the solution was not faster than the baseline here)"
-                                                         if live is not None else "no s_ref on this device)"))
-            else:
-                lines.append(f"{'R_perf':<10} {r.r_perf:.3f}")
+        lines += _benchmark_lines(r)
+        if r.comparison is not None:
+            lines += _comparison_lines(r, r.comparison)
     if r.verdict != VERDICT_REJECTED and r.r_impl is not None:
         lines.append(f"{'R_impl':<10} {r.r_impl:.0f} ({r.tests_passed}/{r.tests_total} tests passed)")
     for w in r.warnings:
         lines.append(f"{'warning':<10} {w}")
     lines.append(f"{'verdict':<10} {r.verdict.upper()}")
     return "\n".join(lines)
+
+
+def _benchmark_lines(r: ScoreResult) -> list[str]:
+    """A problem's benchmarks (GPU MODE, SOL-ExecBench): each one's speedup, their geometric
+    mean, s_ref and R_perf; nothing for a task's single timed size."""
+    lines = []
+    for b in r.benchmarks:
+        s = b.comparison.summary.speedup
+        shown = ", ".join(f"{k}={v}" for k, v in b.spec.items() if k != "seed")
+        lines.append(f"{b.name:<10} {s.value:.3f}x  CI [{s.low:.3f}, {s.high:.3f}]  ({shown}; "
+                     f"{b.comparison.samples.n_pairs} pairs)")
+    if r.benchmarks:
+        g = r.speedup
+        lines.append(f"{'speedup':<10} {g.value:.3f}x  {100 * g.confidence:g}% CI [{g.low:.3f}, {g.high:.3f}]  "
+                     f"(geometric mean of {len(r.benchmarks)} benchmarks)")
+        if r.s_ref is not None:
+            lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
+        lines.append(f"{'R_perf':<10} " + ("null (no s_ref)" if r.r_perf is None else f"{r.r_perf:.3f}"))
+    return lines
+
+
+def _comparison_lines(r: ScoreResult, c: ComparisonResult) -> list[str]:
+    """One timed comparison's lines: the speedup and times, how the processes agreed, the speed
+    of light, the threads, the early stop, s_ref and R_perf."""
+    s = c.summary
+    lines = [f"{'speedup':<10} {s.speedup.value:.3f}x  {100 * s.speedup.confidence:g}% CI "
+             f"[{s.speedup.low:.3f}, {s.speedup.high:.3f}]"
+             f"  p={s.p_value:.2g}  ({c.samples.n_pairs} AB-BA pairs x {c.samples.iters_per_block} iters)",
+             f"{'times':<10} baseline {format_time(median(c.samples.baseline_ns))}, "
+             f"candidate {format_time(median(c.samples.candidate_ns))} per call"]
+    if s.period is not None:
+        lines.append(_period_line(s.period))
+    if s.stability is not None:
+        lines.append(_processes_line(s.stability))
+    if r.sol is not None:
+        lines += _sol_lines(r.sol)
+    if r.threading:
+        lines.append(f"{'threads':<10} {r.threading['threads']} on cores {r.threading['cpus']} "
+                     f"(OpenMP {r.threading.get('openmp_runtime')}, wait policy "
+                     f"{r.threading.get('omp_wait_policy')})")
+    stopping = c.extra.get("stopping") or {}
+    if stopping.get("decision"):
+        lines.append(f"{'stopped':<10} after {stopping['processes_run']} of {stopping['processes']} processes: "
+                     f"{stopping['decision']} (decided on a {100 * stopping['look_confidence']:.1f}% CI)")
+    live = r.live_s_ref
+    if live is not None:
+        lines.append(f"{'s_ref':<10} {live['solution_speedup']:.3f}x live: the solution timed between the "
+                     f"candidate's pairs, CI [{live['solution_ci'][0]:.3f}, {live['solution_ci'][1]:.3f}]")
+        lines.append(f"{'vs s_ref':<10} {live['candidate_over_solution']:.3f}x the solution, CI "
+                     f"[{live['ratio_ci'][0]:.3f}, {live['ratio_ci'][1]:.3f}]")
+    elif r.s_ref is not None:
+        lines.append(f"{'s_ref':<10} {r.s_ref:.3f} ({r.s_ref_source})")
+    if r.r_perf is None:
+        lines.append(f"{'R_perf':<10} null (" + ("the solution was not faster than the baseline here)"
+                                                 if live is not None else "no s_ref on this device)"))
+    else:
+        lines.append(f"{'R_perf':<10} {r.r_perf:.3f}")
+    return lines
 
 
 def _processes_line(st) -> str:

@@ -167,13 +167,8 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
         # The same program as the baseline: its scoring against the baseline *is* the A/A one.
         return plan.starter and plan.noise_floor and same_program(spec.file("starter"), spec.file("baseline"))
 
-    total = sum(plan.runs + (plan.starter and not starter_is_baseline(s)) + plan.noise_floor for s in todo)
-    done, started = 0, time.monotonic()
-
-    def step(msg: str) -> None:
-        eta = "" if not done else f", ETA {_duration((time.monotonic() - started) / done * (total - done))}"
-        say(f"[{done}/{total} scorings{eta}] {msg}")
-
+    progress = _Progress(sum(plan.runs + (plan.starter and not starter_is_baseline(s)) + plan.noise_floor
+                             for s in todo), say)
     paths, found = [], []
     for spec in specs:
         key = bench_configs.device_key(device, fp, spec.threads)
@@ -181,24 +176,8 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
             say(f"{spec.name}: " + ("impl task, no s_ref to measure" if spec.kind != "perf"
                                      else f"already measured by {plan.name} on {key}: kept"))
             continue
-        def before_run(run: int, name: str = spec.name) -> None:
-            nonlocal done
-            done += run > 0
-            step(f"{name}: solution against baseline, run {run + 1}/{plan.runs}")
-        entry = _measure_solution(spec, cfg, plan.runs, say, before_run)
-        done += 1
-        starter, starter_why, aa = None, "", None
         shared = starter_is_baseline(spec)
-        if plan.starter and spec.file("starter").is_file() and not shared:
-            step(f"{spec.name}: starter against baseline")
-            starter, starter_why = _side_speedup(spec, spec.file("starter"), cfg, say)
-            done += 1
-        if plan.noise_floor:
-            step(f"{spec.name}: baseline against itself (noise floor" + (", and the starter: the same program)"
-                                                                           if shared else ")"))
-            aa, _ = _side_speedup(spec, spec.file("baseline"), cfg, say)
-            done += 1
-            starter = aa if shared else starter
+        entry, starter, starter_why, aa = _measure_task(spec, plan, cfg, say, progress, shared)
         why = validity(plan, entry, starter, starter_why, aa, before[spec.name])
         extra = [("valid", not why), ("invalid_because", list(why)), ("plan", tag), ("clocks", plan.clocks),
                  ("device_model", _model(fp, device))]
@@ -214,6 +193,43 @@ def calibrate_plan(plan: CalibrationPlan, config: ScoreConfig | None = None, *, 
         paths.append(bench_configs.write(key, [entry], out_dir))   # after every task: nothing is lost
         say(f"{spec.name}: s_ref {entry.s_ref:.3f} on {key}: " + ("valid" if not why else "INVALID: " + "; ".join(why)))
     return sorted(set(paths)), found
+
+
+class _Progress:
+    """Calibration's progress line: the scorings done of the plan's total, with an ETA."""
+
+    def __init__(self, total: int, say: Callable[[str], None]) -> None:
+        self.total, self.done, self.say, self.started = total, 0, say, time.monotonic()
+
+    def step(self, msg: str) -> None:
+        eta = "" if not self.done else \
+            f", ETA {_duration((time.monotonic() - self.started) / self.done * (self.total - self.done))}"
+        self.say(f"[{self.done}/{self.total} scorings{eta}] {msg}")
+
+
+def _measure_task(spec: TaskSpec, plan: CalibrationPlan, cfg: ScoreConfig, say: Callable[[str], None],
+                  progress: _Progress, shared: bool
+                  ) -> tuple[Calibration, list[float] | None, str, list[float] | None]:
+    """One task's scorings: the solution's runs, the starter's speedup (or why it was rejected)
+    and the baseline against itself, as the plan asks; `shared`: the starter is the baseline's
+    program, so the A/A scoring is also the starter's."""
+    def before_run(run: int) -> None:
+        progress.done += run > 0
+        progress.step(f"{spec.name}: solution against baseline, run {run + 1}/{plan.runs}")
+    entry = _measure_solution(spec, cfg, plan.runs, say, before_run)
+    progress.done += 1
+    starter, starter_why, aa = None, "", None
+    if plan.starter and spec.file("starter").is_file() and not shared:
+        progress.step(f"{spec.name}: starter against baseline")
+        starter, starter_why = _side_speedup(spec, spec.file("starter"), cfg, say)
+        progress.done += 1
+    if plan.noise_floor:
+        progress.step(f"{spec.name}: baseline against itself (noise floor" + (", and the starter: the same program)"
+                                                                                if shared else ")"))
+        aa, _ = _side_speedup(spec, spec.file("baseline"), cfg, say)
+        progress.done += 1
+        starter = aa if shared else starter
+    return entry, starter, starter_why, aa
 
 
 def _comparable(previous: dict | None, task_files: str) -> dict | None:

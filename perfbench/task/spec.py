@@ -143,17 +143,18 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     if not toml_path.is_file():
         raise UsageError(f"{p}: not a perfbench task (no task.toml), a GPU MODE problem (no task.yml) nor a "
                          "SOL-ExecBench problem (no definition.json)")
+    return _load_task_toml(p, toml_path)
+
+
+def _load_task_toml(p: Path, toml_path: Path) -> TaskSpec:
+    """A task directory's task.toml, every field checked, and the files its kind needs."""
     try:
         doc = tomllib.loads(toml_path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{toml_path}: invalid TOML: {exc}") from None
     where = str(toml_path)
-    kind = _field(doc, "kind", str, where)
-    if kind not in KINDS:
-        raise UsageError(f"{where}: kind must be one of {'|'.join(KINDS)}, got {kind!r}")
-    device = _field(doc, "device", str, where)
-    if device not in DEVICES:
-        raise UsageError(f"{where}: device must be one of {'|'.join(DEVICES)}, got {device!r}")
+    kind = _one_of(_field(doc, "kind", str, where), KINDS, where, "kind")
+    device = _one_of(_field(doc, "device", str, where), DEVICES, where, "device")
     inputs = _field(doc, "inputs", dict, where, {})
     sizes = tuple(_field(inputs, "sizes", list, where + " [inputs]", ["default"]))
     if not sizes or not all(isinstance(s, str) for s in sizes):
@@ -166,32 +167,11 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     s_ref = _field(timing, "s_ref", (int, float), where + " [timing]", None)
     if s_ref is not None and s_ref <= 1.0:
         raise UsageError(f"{where}: [timing] s_ref must be > 1, got {s_ref}")
-    timing_mode = _field(timing, "mode", str, where + " [timing]", "events")
-    if timing_mode not in TIMING_MODES:
-        raise UsageError(f"{where}: [timing] mode must be one of {'|'.join(TIMING_MODES)}, got {timing_mode!r}")
-    cpu = _field(doc, "cpu", dict, where, {})
-    threads = _field(cpu, "threads", int, where + " [cpu]", DEFAULT_CPU_THREADS)
-    if threads < 1:
-        raise UsageError(f"{where}: [cpu] threads must be >= 1, got {threads}")
-    policy = _field(cpu, "omp_wait_policy", str, where + " [cpu]", None)
-    if policy is not None and policy.lower() not in OMP_WAIT_POLICIES:
-        raise UsageError(f"{where}: [cpu] omp_wait_policy must be one of {'|'.join(OMP_WAIT_POLICIES)}, got {policy!r}")
-    family = _field(doc, "family", str, where, "python")
-    if family not in FAMILIES:
-        raise UsageError(f"{where}: family must be one of {'|'.join(FAMILIES)}, got {family!r}")
-    sandbox = _field(doc, "sandbox", dict, where, {})
-    shared = _field(sandbox, "shared", list, where + " [sandbox]", [])
-    shared_paths = []
-    for entry in shared:   # trusted, non-secret sources a solution builds from (kernels/)
-        target = (p / entry).resolve() if isinstance(entry, str) else None
-        if target is None or not target.exists():
-            raise UsageError(f"{where}: [sandbox] shared entry {entry!r} does not exist (paths are relative to the task)")
-        shared_paths.append(str(target))
-    # Installed packages the candidate imports whose source tree they read at run time (a
-    # compiler's headers: Scorch), shown whole; resolved per machine when the sandbox is planned.
-    packages = _field(sandbox, "packages", list, where + " [sandbox]", [])
-    if not all(isinstance(name, str) and name.isidentifier() for name in packages):
-        raise UsageError(f"{where}: [sandbox] packages must be a list of importable package names, got {packages!r}")
+    timing_mode = _one_of(_field(timing, "mode", str, where + " [timing]", "events"), TIMING_MODES, where,
+                          "[timing] mode")
+    threads, policy = _cpu_section(_field(doc, "cpu", dict, where, {}), where)
+    family = _one_of(_field(doc, "family", str, where, "python"), FAMILIES, where, "family")
+    shared, packages = _sandbox_section(_field(doc, "sandbox", dict, where, {}), where, p)
     contract, contract_args = parse_contract(_field(doc, "contract", dict, where, None), where)
     work = parse_work(_field(doc, "work", dict, where, None), where)
     spec = TaskSpec(
@@ -202,8 +182,7 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
         atol=_field(tol, "atol", (int, float), where + " [tolerance]", None),
         min_pairs=_field(timing, "pairs", int, where + " [timing]", 10),
         s_ref_default=float(s_ref) if s_ref is not None else None, threads=threads,
-        omp_wait_policy=policy.lower() if policy else None, shared=tuple(shared_paths), packages=tuple(packages),
-        family=family,
+        omp_wait_policy=policy, shared=shared, packages=packages, family=family,
         timing_mode=timing_mode, contract=contract, contract_args=contract_args, work=work)
     required = ["reference", "baseline", "inputs", "solution"] if kind == "perf" else ["solution"]
     for role in required:
@@ -212,6 +191,40 @@ def load_task(path: str | Path, overrides: dict[str, str] | None = None) -> Task
     if kind == "impl" and not spec.tests_dir.is_dir():
         raise UsageError(f"{spec.tests_dir}: missing (impl tasks need a tests/ folder)")
     return spec
+
+
+def _one_of(value: str, allowed: tuple[str, ...], where: str, name: str) -> str:
+    if value not in allowed:
+        raise UsageError(f"{where}: {name} must be one of {'|'.join(allowed)}, got {value!r}")
+    return value
+
+
+def _cpu_section(cpu: dict, where: str) -> tuple[int, str | None]:
+    """[cpu]: the task's thread count and OpenMP wait policy (lower-cased)."""
+    threads = _field(cpu, "threads", int, where + " [cpu]", DEFAULT_CPU_THREADS)
+    if threads < 1:
+        raise UsageError(f"{where}: [cpu] threads must be >= 1, got {threads}")
+    policy = _field(cpu, "omp_wait_policy", str, where + " [cpu]", None)
+    if policy is not None and policy.lower() not in OMP_WAIT_POLICIES:
+        raise UsageError(f"{where}: [cpu] omp_wait_policy must be one of {'|'.join(OMP_WAIT_POLICIES)}, got {policy!r}")
+    return threads, policy.lower() if policy else None
+
+
+def _sandbox_section(sandbox: dict, where: str, root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """[sandbox]: the shared sources (resolved, each must exist) and the installed packages shown."""
+    shared_paths = []
+    for entry in _field(sandbox, "shared", list, where + " [sandbox]", []):
+        # trusted, non-secret sources a solution builds from (kernels/)
+        target = (root / entry).resolve() if isinstance(entry, str) else None
+        if target is None or not target.exists():
+            raise UsageError(f"{where}: [sandbox] shared entry {entry!r} does not exist (paths are relative to the task)")
+        shared_paths.append(str(target))
+    # Installed packages the candidate imports whose source tree they read at run time (a
+    # compiler's headers: Scorch), shown whole; resolved per machine when the sandbox is planned.
+    packages = _field(sandbox, "packages", list, where + " [sandbox]", [])
+    if not all(isinstance(name, str) and name.isidentifier() for name in packages):
+        raise UsageError(f"{where}: [sandbox] packages must be a list of importable package names, got {packages!r}")
+    return tuple(shared_paths), tuple(packages)
 
 
 def _load_kernelbench(path: Path, overrides: dict[str, str]) -> TaskSpec:
