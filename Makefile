@@ -16,8 +16,12 @@ install: $(VENV)/.installed
 demo: install
 	$(VENV)/bin/perfbench score tasks/row_softmax tasks/row_softmax/solution.py
 
+# The tests two at a time (pytest-xdist; work-stealing, as their lengths differ a hundredfold),
+# then those that need every core of the machine alone (`serial`: tests/conftest.py's SERIAL).
+TEST_WORKERS ?= 2
 test: install
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m 'not validation and not serial'
+	$(VENV)/bin/python -m pytest -q -m 'serial and not validation'
 
 # The shipped tasks' solutions faster and starters earning nothing, timed for real (~1 min;
 # `perfbench validate` is the fuller check, per task).

@@ -56,7 +56,10 @@ class DeviceLease:
 
 
 def _try(name: str) -> FileLock | None:
-    lock = FileLock(str(lock_dir() / f"{name}.lock"))
+    return _try_lock(FileLock(str(lock_dir() / f"{name}.lock")))
+
+
+def _try_lock(lock: FileLock) -> FileLock | None:
     try:
         lock.acquire(timeout=0)
     except Timeout:
@@ -68,20 +71,37 @@ def acquire(device: str, threads: int = 1, *, timeout_s: float = 3600.0,
             waiting: Callable[[str], None] | None = None) -> DeviceLease:
     """Wait (up to `timeout_s`) for `device`: a CUDA device, or `threads` free cores among
     those this process may use (all of them when it may use fewer).  `waiting` is told once
-    when the lease is not free at once."""
+    when the lease is not free at once.
+
+    CPU leases are served in turn: whoever waits for cores holds a turnstile while it waits, and
+    every CPU lease passes the turnstile first.  Without it a lease of several cores (the pytest
+    plugin takes every core) waited as long as one-core scores kept overlapping, each taking a
+    core the moment another was freed: 90 s behind a second test worker's scores."""
     deadline = time.monotonic() + timeout_s
     told = False
-    while True:
-        lease = _try_acquire(device, threads)
-        if lease is not None:
-            return lease
+
+    def wait(what: str) -> None:
+        nonlocal told
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{device}: no free {'cores' if device == 'cpu' else 'device'} within {timeout_s:g} s "
+            raise TimeoutError(f"{device}: no free {what} within {timeout_s:g} s "
                                f"(held by other perfbench runs; locks in {lock_dir()})")
         if waiting is not None and not told:
             waiting(f"waiting for {'a free core' if device == 'cpu' else device} (another measurement holds it)")
             told = True
         time.sleep(_POLL_S)
+
+    turnstile = FileLock(str(lock_dir() / "cpu-turnstile.lock")) if device == "cpu" else None
+    try:
+        while turnstile is not None and _try_lock(turnstile) is None:
+            wait("cores")
+        while True:
+            lease = _try_acquire(device, threads)
+            if lease is not None:
+                return lease
+            wait("cores" if device == "cpu" else "device")
+    finally:
+        if turnstile is not None and turnstile.is_locked:
+            turnstile.release()
 
 
 def _cuda_lock_name(device: str) -> str:

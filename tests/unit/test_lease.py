@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -18,6 +19,37 @@ def test_two_cpu_leases_take_different_cores():
         pytest.skip("needs two cores")
     with lease.acquire("cpu", 1) as a, lease.acquire("cpu", 1) as b:
         assert a.cpus and b.cpus and set(a.cpus).isdisjoint(b.cpus)
+
+
+def test_cpu_leases_are_served_in_turn():
+    """A lease of every core waits for a held one; a one-core lease asked for after it waits
+    behind it, though a core is free, and the lease of every core comes as the held one goes
+    (without the turnstile one-core scores that keep overlapping took the free core each time)."""
+    import threading
+
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip("needs two cores")
+    held = lease.acquire("cpu", 1)
+    got, told = [], []
+    everything = threading.Thread(target=lambda: got.append(lease.acquire("cpu", len(cores), timeout_s=10,
+                                                                           waiting=told.append)))
+    everything.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert told == ["waiting for a free core (another measurement holds it)"]
+        with pytest.raises(TimeoutError, match="no free cores within 0.5 s"):
+            lease.acquire("cpu", 1, timeout_s=0.5)
+        assert got == []
+    finally:
+        held.release()
+        everything.join(10)
+    assert got and got[0].cpus == tuple(cores)
+    got[0].release()
+    with lease.acquire("cpu", 1, timeout_s=1):   # the turnstile is free again
+        pass
 
 
 def test_a_taken_device_waits_then_times_out_with_a_message():
