@@ -241,7 +241,7 @@ def bound_peaks(device: str, threads: int, working_set_bytes: int, dtype: str | 
             sizes = working_sets(cpu_caches())
             ws = next((s for s in sizes if s >= working_set_bytes), sizes[-1])
         if memo is not None and (ws, dtype) in memo:
-            return memo[(ws, dtype)]
+            return dict(memo[(ws, dtype)])
         bandwidth = measure_bandwidth(torch, device, [ws], sync, 0.01, 3)
         best = max(bandwidth, key=lambda r: r.value)
         gemm = _fastest_gemm(torch, device, dtype, sync) if dtype else None
@@ -249,5 +249,5 @@ def bound_peaks(device: str, threads: int, working_set_bytes: int, dtype: str | 
              "flop_s": gemm.value if gemm else None, "dtype": dtype,
              "source": "measured in this score" + (" (DRAM: L2 is flushed per call)" if cuda else "")}
     if memo is not None:
-        memo[(ws, dtype)] = peaks
+        memo[(ws, dtype)] = dict(peaks)
     return peaks

@@ -89,14 +89,14 @@ def _checked_call(client: WorkerClient, program: TaskProgram, side: ArenaSide | 
     poison_bytes = sum(t.numel() * t.element_size() for t in ref[0] if hasattr(t, "numel"))  # sizes the poison
     if side is not None:
         outs, ins = side.gate_call(x, poison_bytes, pattern, ref[0])
-        return outs, verify_call(program, x, outs, ins, tol, expected=ref, atol_scale=atol_scale)
+        return outs, verify_call(program, x, outs, ins, tol, expected=ref, atol_scale=atol_scale, size=made[0])
     size, seed, transform = made   # CUDA: the worker makes the inputs, from the same seed and transform
     header, blobs = client.request(Op.CHECK, timeout_s, seeds=[seed], size=size, poison_bytes=poison_bytes,
                                    poisons=[pattern], reply_bytes=reply_budget(x, ref[0]),
                                    **({"transform": transform} if transform else {}))
     try:
         outs, ins = _one_call(header, blobs)
-        return outs, verify_call(program, x, outs, ins, tol, expected=ref, atol_scale=atol_scale)
+        return outs, verify_call(program, x, outs, ins, tol, expected=ref, atol_scale=atol_scale, size=made[0])
     except (KeyError, TypeError, ValueError, ProtocolError) as exc:
         raise CandidateRejected("tamper.protocol", f"{client.label}: bad check reply: {exc}") from None
 

@@ -219,7 +219,7 @@ class ArenaSide:
         outs = self._outputs_of(k, f"contract block iteration {k}")
         ins = [record_of(x) for x in layout.read(self.client.input_arena, k)]
         fails = verify_call(self.program, call.inputs, outs, ins, self.tolerance, expected=call.expected,
-                            atol_scale=call.atol_scale)
+                            atol_scale=call.atol_scale, size=self.inputs.size)
         if fails:
             raise rejection(transform, k, fails)
 
@@ -299,7 +299,7 @@ class ArenaSide:
         outs = self._outputs_of(k)
         ins = [record_of(x) for x in layout.read(self.client.input_arena, k)]
         fails = verify_call(self.program, block[k], outs, ins, self.tolerance,
-                            expected=expected_outputs(self.program, block[k], self.expected))
+                            expected=expected_outputs(self.program, block[k], self.expected), size=self.inputs.size)
         self.checks += 1
         if fails:
             raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")

@@ -193,7 +193,7 @@ class WorkerSide:
         outs, ins, digests = self._fetch(k, call.inputs, call.expected[0])
         check_end_digests(self.client.label, k, digests, outs)
         fails = verify_call(self.program, call.inputs, outs, ins, self.tolerance, expected=call.expected,
-                            atol_scale=call.atol_scale)
+                            atol_scale=call.atol_scale, size=self.size)
         if fails:
             raise rejection(transform, k, fails)
 
@@ -226,7 +226,7 @@ class WorkerSide:
                                                              self.program.oracle(inputs))
         outs, ins, digests = self._fetch(k, inputs, expected[0] if expected else None)
         check_end_digests(self.client.label, k, digests, outs)
-        fails = verify_call(self.program, inputs, outs, ins, self.tolerance, expected=expected)
+        fails = verify_call(self.program, inputs, outs, ins, self.tolerance, expected=expected, size=self.size)
         self.checks += 1
         if fails:
             raise CandidateRejected(fails[0].reason, f"timed iteration {k}: {fails[0].message}")

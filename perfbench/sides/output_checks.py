@@ -16,11 +16,12 @@ from ..task.program import TaskProgram
 
 def verify_call(program: TaskProgram, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
                 tol: Tolerance | None, expected: tuple[list, list | None] | None = None,
-                atol_scale: float = 1.0) -> list[Failure]:
+                atol_scale: float = 1.0, *, size: str) -> list[Failure]:
     """One call's outputs against the trusted reference and float64 oracle (`expected`, else
     recomputed here), then its inputs against the scorer's own copy.  Outputs first: an output
-    that aliases an input has also changed it, and the alias is the more specific reason."""
-    own = program.judge(inputs, outs, ins, atol_scale)   # (a problem's own rules: GPU MODE, SOL-ExecBench)
+    that aliases an input has also changed it, and the alias is the more specific reason.
+    `size`: the input size `inputs` were made at (a SOL-ExecBench workload has its own tolerance)."""
+    own = program.judge(inputs, outs, ins, atol_scale, size=size)   # (a problem's own rules: GPU MODE, SOL-ExecBench)
     if own is not None:
         return own
     ref, oracle = expected if expected is not None else (program.reference(inputs), program.oracle(inputs))

@@ -171,12 +171,12 @@ class TaskProgram:
         return self._gpumode is not None or self._solexec is not None
 
     def judge(self, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
-              atol_scale: float = 1.0) -> list[Failure] | None:
+              atol_scale: float = 1.0, *, size: str) -> list[Failure] | None:
         """The problem's own verdict on one call's outputs (GPU MODE: check_implementation, which
         may let a call write into its inputs; SOL-ExecBench: its tolerance rules), or None where
         perfbench's comparison decides."""
         if self._solexec is not None:
-            return self._solexec.judge(inputs, outs, ins, atol_scale)
+            return self._solexec.judge(inputs, outs, ins, size, atol_scale)
         if self._gpumode is None:
             return None
         if len(outs) != 1 or outs[0].tensor is None:

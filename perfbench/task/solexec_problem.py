@@ -67,8 +67,6 @@ class SolExecProblem:
         self.run = module.run
         entry = doc.get("custom_inputs_entrypoint")
         self.custom = getattr(module, entry) if entry else None
-        # what each workload's inputs look like, in order: a check is handed inputs, not a name
-        self._signatures = [(size, self._signature(case)) for size, case in self.cases.items()]
 
     # -- inputs ----------------------------------------------------------------------------------
     def _shape(self, shape: list[str] | None, axes: dict[str, int]) -> tuple[int, ...] | None:
@@ -96,29 +94,6 @@ class SolExecProblem:
         if self.destination_passing:
             values += self._poisoned_outputs(axes, g)
         return tuple(values)
-
-    def _signature(self, case: dict) -> tuple:
-        """A workload's inputs as the definition says them: each tensor's shape and dtype, each
-        given scalar's value; None for a scalar drawn or made (any value)."""
-        out = []
-        for name, t in self.inputs_doc.items():
-            shape = self._shape(t.get("shape"), case["axes"])
-            given = case["inputs"][name]
-            out.append((shape, str(_dtype(t["dtype"]))) if shape is not None
-                       else ("scalar", given["value"]) if given["type"] == "scalar" else None)
-        return tuple(out)
-
-    def tolerance(self, inputs: tuple) -> dict:
-        """The tolerance of the workload whose inputs these are (the first, where two workloads'
-        inputs look alike)."""
-        seen = tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor) else ("scalar", x)
-                     for x in inputs[:self.n_inputs])
-        for size, expected in self._signatures:
-            if all(e is None or e == s for e, s in zip(expected, seen)):
-                return self.cases[size]["tolerance"]
-        shapes = [tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__ for x in inputs[:self.n_inputs]]
-        raise UsageError(f"{self.root / DEFINITION}: inputs of shapes {shapes} are no workload's "
-                         "(a custom_inputs_entrypoint that makes other shapes than the definition's?)")
 
     def _custom(self, seed: int, axes: dict[str, int], given: dict[str, dict]) -> dict[str, Any]:
         """The definition's input maker, which draws from torch's global generator: seeded here."""
@@ -201,14 +176,15 @@ class SolExecProblem:
         return f" at reference line {lines[-1].lineno}: `{(lines[-1].line or '').strip()}`{hint}"
 
     # -- the judge -------------------------------------------------------------------------------
-    def judge(self, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord],
+    def judge(self, inputs: tuple, outs: list[OutputRecord], ins: list[OutputRecord], size: str,
               atol_scale: float = 1.0) -> list[Failure]:
-        """One call's outputs and inputs against the reference on the scorer's copy of `inputs`."""
+        """One call's outputs and inputs against the reference on the scorer's copy of `inputs`,
+        made for workload `size`, whose tolerance applies."""
         expected = self.reference(inputs)
         if len(outs) != len(expected):
             return [Failure("output.structure", f"{len(outs)} outputs, the definition has {len(expected)} "
                                                 f"({', '.join(self.outputs_doc)})")]
-        tol = self.tolerance(inputs)
+        tol = self.cases[size]["tolerance"]
         for name, rec, ref in zip(self.outputs_doc, outs, expected):
             fails = structure_failures(rec, ref, may_alias=self.destination_passing)
             if not fails and rec.tensor is not None and self.destination_passing and holds_poison(rec.tensor):

@@ -100,7 +100,7 @@ def test_upstream_triton_rmsnorm_passes_under_the_interpreter():
         fn = program.load_callable(sol.file, untrusted=True)
         for size in spec.sizes:
             x = program.make_inputs(3, size)
-            print(size, program.judge(x, *call(program, fn, x)))
+            print(size, program.judge(x, *call(program, fn, x), size=size))
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, TRITON_INTERPRET="1"))

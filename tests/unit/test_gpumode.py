@@ -97,8 +97,8 @@ def test_the_task_program_judges_with_check_implementation_and_lets_the_output_b
     inputs = program.make_inputs(7, "test0")
     right = [record_of(2 * inputs[0] + 1)]
     assert program.judges_itself and program.oracle(inputs) is None
-    assert program.judge(inputs, right, []) == []
-    wrong = program.judge(inputs, [record_of(inputs[0])], [])
+    assert program.judge(inputs, right, [], size="test0") == []
+    wrong = program.judge(inputs, [record_of(inputs[0])], [], size="test0")
     assert [f.reason for f in wrong] == ["correctness.mismatch"] and "check_implementation" in wrong[0].message
     baseline = program.load_callable(PROBLEM / "reference.py", untrusted=False)
     cand = program.load_callable(PROBLEM / "solutions" / "correct" / "fused.py", untrusted=True)
@@ -176,10 +176,10 @@ def test_secret_seeds_stay_in_the_range_the_problem_uses_where_its_data_depend_o
     for seed in ScoreKey(timing=5, worker=6).check_seeds(12):   # the secret draws, as the gate makes them
         (data,) = program.make_inputs(seed, "test0")
         assert float(data.min()) > -10 and float(data.max()) < (1 << 17) + 40
-        assert program.judge((data,), [record_of(torch.sort(data)[0])], []) == []
+        assert program.judge((data,), [record_of(torch.sort(data)[0])], [], size="test0") == []
         for name, cheat in (("descending", torch.sort(data, descending=True)[0]),
                             ("plus_one", torch.sort(data)[0] + 1.0)):
-            caught[name] += bool(program.judge((data,), [record_of(cheat)], []))
+            caught[name] += bool(program.judge((data,), [record_of(cheat)], [], size="test0"))
     # the descending sort always; `+ 1.0` wherever rtol * value < 1 (values below 1e5: most draws,
     # and one is enough for the gate, which draws several per test)
     assert caught["descending"] == 12 and caught["plus_one"] >= 6

@@ -12,7 +12,7 @@ from perfbench.core.errors import CandidateRejected, EnvironmentUnavailable, Usa
 from perfbench.task import solexec_solution
 from perfbench.task.correctness import record_of
 from perfbench.task.program import TaskProgram
-from perfbench.task.solexec_problem import SolExecProblem, tolerance_failures
+from perfbench.task.solexec_problem import tolerance_failures
 from perfbench.task.solexec_values import domain, draw
 from perfbench.task.spec import FORMAT_SOLEXEC, TaskSpec, load_task
 
@@ -179,7 +179,7 @@ def test_the_judge_on_each_solution(tmp_path, solution, reason):
     fn = program.load_callable(sol.file, untrusted=True)
     for size in spec.sizes:
         x = program.make_inputs(11, size)
-        fails = program.judge(x, *call(program, fn, x))
+        fails = program.judge(x, *call(program, fn, x), size=size)
         assert [f.reason for f in fails][:1] == ([reason] if reason else []), fails
     if reason:
         assert "output head: " in fails[0].message
@@ -193,7 +193,7 @@ def test_the_judge_refuses_a_written_input_a_wrong_dtype_and_a_missing_output(tm
     ins = [record_of(i) for i in x]
 
     def judge(outs, ins=ins):
-        return [f.reason for f in program.judge(x, [record_of(o, x) for o in outs], ins)]
+        return [f.reason for f in program.judge(x, [record_of(o, x) for o in outs], ins, size="workload1")]
 
     assert judge(ref) == []
     assert judge([ref[0]]) == ["output.structure"]
@@ -231,7 +231,7 @@ def test_upstream_python_solutions_pass_every_workload(tmp_path, example, overri
     fn = program.load_callable(sol.file, untrusted=True)
     for size in spec.sizes:
         x = program.make_inputs(5, size)
-        assert program.judge(x, *call(program, fn, x)) == [], size
+        assert program.judge(x, *call(program, fn, x), size=size) == [], size
 
 
 def test_the_candidate_sandbox_shows_the_problem_files_and_the_solution_sources_only(tmp_path):
@@ -304,17 +304,26 @@ def test_a_reference_that_refuses_a_shrunk_axis_says_where_in_one_line():
                                    "`assert hidden_size == 4096` (a const axis changed with --set?)")
 
 
-def test_each_workload_is_judged_with_its_own_tolerance(tmp_path):
-    spec, sol = bound(tmp_path, "solution_wrong.json")
+@pytest.mark.parametrize("same_inputs", [False, True])
+def test_each_workload_is_judged_with_its_own_tolerance(tmp_path, same_inputs):
+    """By the workload the inputs were made for, not by what they look like: two workloads with
+    inputs alike (`same_inputs`: the second given the first's axes and scalar) keep their own
+    tolerances."""
+    problem = tmp_path / "problem"
+    shutil.copytree(PROBLEM, problem)
+    if same_inputs:
+        lines = [json.loads(x) for x in (problem / "workload.jsonl").read_text().splitlines()]
+        lines[1]["axes"], lines[1]["inputs"] = lines[0]["axes"], lines[0]["inputs"]
+        (problem / "workload.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    spec, sol = bound(tmp_path, "solution_wrong.json", problem)
     program = TaskProgram(spec, "cpu")
     fn = program.load_callable(sol.file, untrusted=True)
     required = {}
     for size in spec.sizes:
         x = program.make_inputs(2, size)
-        required[size] = program.judge(x, *call(program, fn, x))[0].message.split("matched, ")[1].split(" ")[0]
+        fails = program.judge(x, *call(program, fn, x), size=size)
+        required[size] = fails[0].message.split("matched, ")[1].split(" ")[0]
     assert required == {"workload0": "100.00%", "workload1": "99.00%"}
-    with pytest.raises(UsageError, match=r"inputs of shapes \[\(2, 2\), \(3, 64\), 'float'\] are no workload's"):
-        SolExecProblem(spec, "cpu").tolerance((torch.zeros(2, 2), torch.zeros(3, 64, dtype=torch.bfloat16), 0.5))
 
 
 def test_one_unwritten_element_of_a_dps_output_is_caught(tmp_path):
@@ -325,5 +334,5 @@ def test_one_unwritten_element_of_a_dps_output_is_caught(tmp_path):
     out, head = x[3], x[4]
     out.copy_(ref[0])
     head.view(-1)[:-1].copy_(ref[1].view(-1)[:-1])   # the last element keeps its poison
-    fails = program.judge(x, [record_of(out, x), record_of(head, x)], [record_of(i) for i in x])
+    fails = program.judge(x, [record_of(out, x), record_of(head, x)], [record_of(i) for i in x], size="workload1")
     assert [f.reason for f in fails] == ["correctness.uninitialised"] and fails[0].message.startswith("output head: ")
