@@ -12,7 +12,8 @@ inside the events; re-implemented here as `SyncInWindowTimer` for comparison):
     host clock beside the events, the L2 flush (warm vs flushed read), the clock probe vs NVML;
   - NVML reads, the monitor, the clock lock in dry-run mode; `perfbench peaks` on CUDA (#61);
   - `score` through sandboxed workers: honest, side-stream (x2), synchronising, current-stream;
-    a live s_ref (the solution a third worker); a GPU MODE problem, right and wrong.
+    a live s_ref (the solution a third worker); a GPU MODE problem, right and wrong; a
+    SOL-ExecBench problem (#62): a DPS solution, a wrong one and one that writes nothing.
 Writes DIR/gpu_check.json after every step and prints a short table last.
 """
 from __future__ import annotations
@@ -371,6 +372,7 @@ def main() -> int:
 
     task = REPO / "tests" / "fixtures" / "tiny_task"
     problem = REPO / "tests" / "fixtures" / "gpumode" / "axpb_py"
+    sol_problem = REPO / "tests" / "fixtures" / "sol_execbench" / "own" / "axpy_head"
     # (name, task, candidate, s_ref policy): the live s_ref times the solution as a third worker;
     # the GPU MODE problem makes its inputs with generate_input on the device and is judged by
     # its check_implementation on outputs read back from it.
@@ -382,7 +384,12 @@ def main() -> int:
     cands = [(name, task, cand, "table") for name, cand in cands] + [
         ("score_live_s_ref", task, REPO / "tests" / "fixtures" / "candidates" / "honest_fast.py", "live"),
         ("score_gpumode", problem, problem / "solutions" / "correct" / "fused.py", "auto"),
-        ("score_gpumode_wrong", problem, problem / "solutions" / "wrong" / "untouched.py", "auto")]
+        ("score_gpumode_wrong", problem, problem / "solutions" / "wrong" / "untouched.py", "auto")] + [
+        # #62 on CUDA: a SOL-ExecBench problem's workloads, DPS outputs poisoned on the device, the
+        # judge per workload's tolerance, the peaks measured once per level and dtype
+        (name, sol_problem, sol_problem / file, "auto") for name, file in (
+            ("score_solexec_dps", "solution_dps.json"), ("score_solexec_wrong", "solution_wrong.json"),
+            ("score_solexec_untouched", "solution_untouched.json"))]
     for name, where, cand, policy in cands:
         if time.perf_counter() - t_start > DEADLINE_S:
             rows.append((name, "SKIP", "-", "out of time"))
